@@ -1,0 +1,5 @@
+import sys
+
+from axiom.cli import main
+
+sys.exit(main())

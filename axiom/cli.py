@@ -1,0 +1,108 @@
+"""`python -m axiom …`: the command-line driver over the core."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from axiom.config import AxiomConfig
+from axiom.ingest.importer import import_paths
+from axiom.observability.stats import collect_stats
+from axiom.projections import rebuild_all
+from axiom.store.db import Database
+from axiom.store.migrate import migrate
+
+
+def open_database(config: AxiomConfig | None = None) -> Database:
+    """The configured database, migrated to the current schema."""
+    config = config or AxiomConfig.from_env()
+    db = Database(config.duckdb_path)
+    migrate(db)
+    return db
+
+
+def _progress(total: int, enabled: bool):  # noqa: ANN202 - tqdm or a no-op
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="file", file=sys.stderr)
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    config = AxiomConfig.from_env()
+    applied = migrate(Database(config.duckdb_path))
+    print(f"applied {len(applied)} migration(s) to {config.duckdb_path}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from axiom.ingest.formats import discover
+
+    db = open_database()
+    paths = [Path(p) for p in args.paths]
+    files, _ = discover(paths)
+    bar = _progress(len(files), sys.stderr.isatty() and not args.quiet)
+    report = import_paths(
+        db, paths, fmt=args.format, on_file=(lambda _p: bar.update()) if bar else None
+    )
+    if bar:
+        bar.close()
+    for issue in report.issues:
+        print(issue, file=sys.stderr)
+    print(
+        f"{report.files} file(s): {report.sessions_new} new session(s),"
+        f" {report.sessions_unchanged} unchanged, {report.messages} message(s),"
+        f" {len(report.issues)} problem(s)"
+    )
+    return 0 if report.imported_anything else 1
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    db = open_database()
+    with db.read() as conn:
+        stats = collect_stats(conn)
+    if args.json:
+        print(json.dumps(stats, indent=2, sort_keys=True))
+    else:
+        for key, value in stats.items():
+            print(f"{key}: {value}")
+    return 0
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    db = open_database()
+    counts = rebuild_all(db)
+    print(json.dumps(counts, sort_keys=True))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m axiom", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("migrate", help="create or upgrade the DuckDB schema").set_defaults(
+        func=cmd_migrate
+    )
+
+    p = sub.add_parser("import", help="import transcript files or folders")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--format", default=None, help="force a format instead of detecting it")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("stats", help="counts of events, sessions, messages, entries, outbox")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("rebuild", help="drop derived tables and replay every event")
+    p.set_defaults(func=cmd_rebuild)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))

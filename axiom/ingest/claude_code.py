@@ -1,0 +1,186 @@
+"""Parser for Claude Code transcripts (`~/.claude/projects/<project>/<session>.jsonl`).
+
+Each line is a JSON object. Lines of type `user` and `assistant` become messages; `summary`
+lines title the session; other line types (system notices, snapshots) are skipped. A line
+that is not valid JSON is reported as `file:line: reason` and skipped. Bytes that are not
+valid UTF-8 are reported and decoded with U+FFFD replacements, so the line is kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from axiom.ingest.issues import InputIssue
+from axiom.ingest.transcript import Message, ToolCall, Transcript
+
+MESSAGE_TYPES = {"user", "assistant"}
+
+
+@dataclass
+class ParsedFile:
+    transcripts: list[Transcript] = field(default_factory=list)
+    issues: list[InputIssue] = field(default_factory=list)
+
+
+def _decode(raw: bytes, path: Path, line_no: int, issues: list[InputIssue]) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        issues.append(
+            InputIssue(str(path), line_no, f"invalid UTF-8 at byte {exc.start}; kept with U+FFFD")
+        )
+        return raw.decode("utf-8", errors="replace")
+
+
+def _block_text(content: Any) -> str:
+    """Text of a tool_result's content, which is a string or a list of text blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+        ]
+        return "\n".join(p for p in parts if p)
+    return ""
+
+
+def _parse_content(content: Any) -> tuple[str, list[ToolCall], dict[str, Any], bool]:
+    """Split message content into (text, tool calls, extra meta, is_only_tool_results)."""
+    if isinstance(content, str):
+        return content, [], {}, False
+    if not isinstance(content, list):
+        return "", [], {}, False
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    results: list[dict[str, Any]] = []
+    thinking: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text", "")))
+        elif kind == "tool_use":
+            raw_input = block.get("input")
+            calls.append(
+                ToolCall(
+                    tool_use_id=str(block.get("id", "")),
+                    name=str(block.get("name", "")),
+                    input=raw_input if isinstance(raw_input, dict) else {"value": raw_input},
+                )
+            )
+        elif kind == "tool_result":
+            results.append(
+                {
+                    "tool_use_id": block.get("tool_use_id"),
+                    "is_error": bool(block.get("is_error", False)),
+                    "text": _block_text(block.get("content")),
+                }
+            )
+        elif kind == "thinking":
+            thinking.append(str(block.get("thinking", "")))
+    meta: dict[str, Any] = {}
+    if results:
+        meta["tool_results"] = results
+    if thinking:
+        meta["thinking"] = "\n\n".join(thinking)
+    only_results = bool(results) and not texts and not calls
+    if only_results:
+        texts = [r["text"] for r in results]
+    return "\n\n".join(t for t in texts if t), calls, meta, only_results
+
+
+def _message_from_line(obj: dict[str, Any], index: int) -> Message:
+    message = obj.get("message")
+    if not isinstance(message, dict):
+        raise ValueError("'message' is missing or not an object")
+    role = message.get("role") or obj["type"]
+    text, calls, meta, only_results = _parse_content(message.get("content"))
+    if only_results:
+        role = "tool_result"
+    if obj.get("cwd"):
+        meta["cwd"] = obj["cwd"]
+    if message.get("model"):
+        meta["model"] = message["model"]
+    return Message(
+        index=index,
+        role=str(role),
+        text=text,
+        timestamp=obj.get("timestamp"),
+        uuid=obj.get("uuid"),
+        parent_uuid=obj.get("parentUuid"),
+        is_sidechain=bool(obj.get("isSidechain", False)),
+        tool_calls=tuple(calls),
+        meta=meta,
+    )
+
+
+def project_from_path(path: Path) -> str:
+    """Claude Code names each project folder after the working directory."""
+    return path.parent.name
+
+
+def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
+    raw = path.read_bytes() if data is None else data
+    result = ParsedFile()
+    lines_by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    summaries: dict[str, str] = {}
+    loose_summaries: list[str] = []
+    for line_no, raw_line in enumerate(raw.splitlines(), start=1):
+        if not raw_line.strip():
+            continue
+        text = _decode(raw_line, path, line_no, result.issues)
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            result.issues.append(InputIssue(str(path), line_no, f"not valid JSON ({exc.msg})"))
+            continue
+        if not isinstance(obj, dict):
+            result.issues.append(InputIssue(str(path), line_no, "line is not a JSON object"))
+            continue
+        kind = obj.get("type")
+        if kind == "summary":
+            if obj.get("summary"):
+                sid = obj.get("sessionId")
+                if sid:
+                    summaries[sid] = str(obj["summary"])
+                else:
+                    loose_summaries.append(str(obj["summary"]))
+            continue
+        if kind not in MESSAGE_TYPES:
+            continue
+        obj["_line"] = line_no
+        lines_by_session[str(obj.get("sessionId") or path.stem)].append(obj)
+
+    if not lines_by_session:
+        result.issues.append(InputIssue(str(path), None, "no user or assistant messages found"))
+    for session_id, objs in lines_by_session.items():
+        messages: list[Message] = []
+        for obj in objs:
+            try:
+                messages.append(_message_from_line(obj, len(messages)))
+            except (ValueError, KeyError, TypeError) as exc:
+                result.issues.append(InputIssue(str(path), obj["_line"], str(exc)))
+        if not messages:
+            continue
+        title = summaries.get(session_id) or (loose_summaries[0] if loose_summaries else None)
+        if title is None:
+            first_user = next((m.text for m in messages if m.role == "user" and m.text), "")
+            title = first_user.strip().splitlines()[0][:120] if first_user.strip() else None
+        cwd = next((m.meta.get("cwd") for m in messages if m.meta.get("cwd")), None)
+        result.transcripts.append(
+            Transcript(
+                session_id=session_id,
+                project=project_from_path(path),
+                source="claude_code",
+                messages=tuple(messages),
+                started_at=messages[0].timestamp,
+                title=title,
+                meta={"path": str(path), "cwd": cwd},
+            )
+        )
+    return result

@@ -1,0 +1,98 @@
+"""Back-fills transcripts into the event store: parse → `session_ingested` → project.
+
+Parsing happens outside the database lock; each file is then written in one short
+transaction that appends its events and advances the session projection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from axiom.ingest.formats import discover, parse_file
+from axiom.ingest.issues import InputIssue
+from axiom.ingest.session_projector import SESSION_INGESTED, SessionProjector
+from axiom.ingest.transcript import Transcript
+from axiom.store.db import Database
+from axiom.store.events import AppendResult, EventStore, NewEvent, canonical_json
+from axiom.store.projection import run_projector
+
+
+@dataclass
+class ImportReport:
+    files: int = 0
+    sessions_new: int = 0
+    sessions_unchanged: int = 0
+    messages: int = 0
+    issues: list[InputIssue] = field(default_factory=list)
+    session_ids: list[str] = field(default_factory=list)
+
+    @property
+    def imported_anything(self) -> bool:
+        return bool(self.sessions_new or self.sessions_unchanged)
+
+
+def ingest_dedupe_key(transcript: Transcript) -> str:
+    digest = hashlib.sha256(canonical_json(transcript.to_json()).encode("utf-8")).hexdigest()
+    return f"{SESSION_INGESTED}:{transcript.session_id}:{digest[:32]}"
+
+
+def append_session(
+    conn: duckdb.DuckDBPyConnection, transcript: Transcript, actor: str = "import"
+) -> AppendResult:
+    """Record one transcript as a `session_ingested` event (a no-op if already recorded)."""
+    return EventStore(conn).append(
+        NewEvent(
+            event_type=SESSION_INGESTED,
+            payload={"transcript": transcript.to_json()},
+            dedupe_key=ingest_dedupe_key(transcript),
+            session_id=transcript.session_id,
+            actor=actor,
+        )
+    )
+
+
+def ingest_transcripts(
+    db: Database, transcripts: Iterable[Transcript], actor: str = "import", project: bool = True
+) -> list[AppendResult]:
+    """Append the transcripts; with `project`, also advance the session tables in the same
+    transaction (the CLI does; Celery's ingest task leaves projection to the writer)."""
+    with db.write() as conn:
+        results = [append_session(conn, t, actor) for t in transcripts]
+        if project:
+            run_projector(conn, SessionProjector())
+    return results
+
+
+def import_paths(
+    db: Database,
+    paths: Iterable[Path],
+    fmt: str | None = None,
+    on_file: Callable[[Path], None] | None = None,
+    project: bool = True,
+) -> ImportReport:
+    files, issues = discover(paths)
+    report = ImportReport(issues=list(issues))
+    for path in files:
+        parsed = parse_file(path, fmt)
+        report.files += 1
+        report.issues += parsed.issues
+        if parsed.transcripts:
+            for transcript, result in zip(
+                parsed.transcripts,
+                ingest_transcripts(db, parsed.transcripts, project=project),
+                strict=True,
+            ):
+                report.session_ids.append(transcript.session_id)
+                report.messages += len(transcript.messages)
+                if result.created:
+                    report.sessions_new += 1
+                else:
+                    report.sessions_unchanged += 1
+        if on_file:
+            on_file(path)
+    return report

@@ -1,0 +1,92 @@
+"""Read-side queries over the `sessions` and `messages` projection tables."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    session_id: str
+    project: str | None
+    source: str
+    title: str | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    message_count: int
+
+
+@dataclass(frozen=True)
+class MessageRow:
+    index: int
+    role: str
+    text: str
+    ts: datetime | None
+    is_sidechain: bool
+    tool_calls: list[dict[str, Any]]
+    meta: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SessionPage:
+    sessions: list[SessionSummary]
+    page: int
+    per_page: int
+    total: int
+
+    @property
+    def has_next(self) -> bool:
+        return self.page * self.per_page < self.total
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+
+_SUMMARY_COLS = "session_id, project, source, title, started_at, ended_at, message_count"
+
+
+def list_sessions(
+    conn: duckdb.DuckDBPyConnection, page: int = 1, per_page: int = 25
+) -> SessionPage:
+    """Newest first; sessions with no timestamps sort last."""
+    page = max(1, page)
+    total = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    rows = conn.execute(
+        f"SELECT {_SUMMARY_COLS} FROM sessions"
+        " ORDER BY started_at DESC NULLS LAST, session_id LIMIT ? OFFSET ?",
+        [per_page, (page - 1) * per_page],
+    ).fetchall()
+    return SessionPage([SessionSummary(*row) for row in rows], page, per_page, total)
+
+
+def get_session(conn: duckdb.DuckDBPyConnection, session_id: str) -> SessionSummary | None:
+    row = conn.execute(
+        f"SELECT {_SUMMARY_COLS} FROM sessions WHERE session_id = ?", [session_id]
+    ).fetchone()
+    return SessionSummary(*row) if row else None
+
+
+def list_messages(conn: duckdb.DuckDBPyConnection, session_id: str) -> list[MessageRow]:
+    rows = conn.execute(
+        "SELECT message_index, role, text, ts, is_sidechain, tool_calls_json, meta_json"
+        " FROM messages WHERE session_id = ? ORDER BY message_index",
+        [session_id],
+    ).fetchall()
+    return [
+        MessageRow(
+            index=r[0],
+            role=r[1],
+            text=r[2],
+            ts=r[3],
+            is_sidechain=bool(r[4]),
+            tool_calls=json.loads(r[5]) if r[5] else [],
+            meta=json.loads(r[6]) if r[6] else {},
+        )
+        for r in rows
+    ]

@@ -1,0 +1,26 @@
+"""The projectors Axiom runs, in order, and the two ways to run them.
+
+Adding a derived table means adding its projector here; `project_all` (the writer's
+scheduled job) and `rebuild_all` (replay) then both pick it up.
+"""
+
+from __future__ import annotations
+
+from axiom.ingest.session_projector import SessionProjector
+from axiom.store.db import Database
+from axiom.store.projection import Projector, rebuild, run_projector
+
+
+def all_projectors() -> list[Projector]:
+    return [SessionProjector()]
+
+
+def project_all(db: Database) -> dict[str, int]:
+    """Advance every projector to the newest event; one short write transaction."""
+    with db.write() as conn:
+        return {p.name: run_projector(conn, p) for p in all_projectors()}
+
+
+def rebuild_all(db: Database) -> dict[str, int]:
+    with db.write() as conn:
+        return rebuild(conn, all_projectors())

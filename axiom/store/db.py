@@ -1,0 +1,81 @@
+"""Cross-process access discipline for the one DuckDB file.
+
+DuckDB lets only one process hold a file read-write, and while it does no other process can
+open the file at all, not even read-only. Axiom therefore never keeps a connection open
+between units of work. Every unit takes an advisory `flock` on `<file>.lock` first:
+
+* readers take a *shared* lock and open the file `read_only=True` (many readers at once);
+* writers take an *exclusive* lock, open read-write, run one transaction and close.
+
+The lock is taken before DuckDB is touched, so nobody ever sees "Conflicting lock is held":
+a page that arrives while the writer commits simply waits the few milliseconds the commit
+takes. Writers must keep their critical sections short (append + project, never embed or
+call a model while holding the lock).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+
+class DatabaseMissing(RuntimeError):
+    """Raised when a reader arrives before anything created and migrated the database."""
+
+
+class Database:
+    """A DuckDB file plus the lock that serialises writers against everyone else."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.lock_wait_ms = 0.0  # cumulative time spent waiting for the lock (observability)
+
+    @contextmanager
+    def _locked(self, mode: int) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            started = time.perf_counter()
+            fcntl.flock(fd, mode)
+            self.lock_wait_ms += (time.perf_counter() - started) * 1000
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    @contextmanager
+    def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-only connection for one unit of work; many readers may hold one at once."""
+        with self._locked(fcntl.LOCK_SH):
+            if not self.path.exists():
+                raise DatabaseMissing(
+                    f"{self.path} does not exist yet: run `python -m axiom migrate`"
+                )
+            conn = duckdb.connect(str(self.path), read_only=True)
+            try:
+                yield conn
+            finally:
+                conn.close()
+
+    @contextmanager
+    def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-write connection inside one transaction, committed on success."""
+        with self._locked(fcntl.LOCK_EX):
+            conn = duckdb.connect(str(self.path))
+            try:
+                conn.execute("BEGIN TRANSACTION")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            finally:
+                conn.close()

@@ -1,0 +1,189 @@
+"""The append-only event store: the single source of truth.
+
+There is deliberately no update or delete method. Every event may carry a `dedupe_key`;
+appending an event whose key was seen before returns the stored event and writes nothing,
+which is what makes re-imports, retries and redelivered Celery tasks harmless.
+
+Ordering: `seq` comes from a DuckDB sequence and `ts` never goes backwards (it is the
+later of the wall clock and the newest stored `ts`). Event ids are `ev_` + the zero-padded
+`seq`, so `(ts, event_id)` sorts exactly like insertion order, which `fetch_since` relies on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+
+
+def canonical_json(payload: Any) -> str:
+    """Key-sorted, compact JSON: the form checksums and dedupe hashes are taken over."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def checksum_of(payload: Any) -> str:
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event about to be appended."""
+
+    event_type: str
+    payload: dict[str, Any]
+    dedupe_key: str | None = None
+    session_id: str | None = None
+    actor: str = "system"
+    build_id: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event as recorded in the store."""
+
+    event_id: str
+    seq: int
+    ts: datetime
+    event_type: str
+    actor: str
+    session_id: str | None
+    payload: dict[str, Any]
+    checksum: str
+    build_id: str | None = None
+    dedupe_key: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    event: StoredEvent
+    created: bool
+
+
+_COLUMNS = (
+    "event_id, seq, ts, event_type, actor, session_id, payload_json, checksum, build_id, dedupe_key"
+)
+
+
+def _row_to_event(row: Sequence[Any]) -> StoredEvent:
+    return StoredEvent(
+        event_id=row[0],
+        seq=row[1],
+        ts=row[2],
+        event_type=row[3],
+        actor=row[4],
+        session_id=row[5],
+        payload=json.loads(row[6]),
+        checksum=row[7],
+        build_id=row[8],
+        dedupe_key=row[9],
+    )
+
+
+class EventStore:
+    """Appends and reads events on a connection owned by the caller's unit of work."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
+        self.conn = conn
+
+    def append(self, event: NewEvent) -> AppendResult:
+        if event.dedupe_key is not None:
+            existing = self.get_by_dedupe_key(event.dedupe_key)
+            if existing is not None:
+                return AppendResult(existing, created=False)
+        seq = self.conn.execute("SELECT nextval('events_seq')").fetchone()[0]
+        event_id = f"ev_{seq:012d}"
+        ts = self._next_ts()
+        payload_text = canonical_json(event.payload)
+        checksum = hashlib.sha256(payload_text.encode("utf-8")).hexdigest()
+        self.conn.execute(
+            f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                event_id,
+                seq,
+                ts,
+                event.event_type,
+                event.actor,
+                event.session_id,
+                payload_text,
+                checksum,
+                event.build_id,
+                event.dedupe_key,
+            ],
+        )
+        if event.dedupe_key is not None:
+            self.conn.execute(
+                "INSERT INTO event_dedup (dedupe_key, event_id, ts, event_type) VALUES (?, ?, ?, ?)",
+                [event.dedupe_key, event_id, ts, event.event_type],
+            )
+        stored = StoredEvent(
+            event_id=event_id,
+            seq=seq,
+            ts=ts,
+            event_type=event.event_type,
+            actor=event.actor,
+            session_id=event.session_id,
+            payload=json.loads(payload_text),
+            checksum=checksum,
+            build_id=event.build_id,
+            dedupe_key=event.dedupe_key,
+        )
+        return AppendResult(stored, created=True)
+
+    def _next_ts(self) -> datetime:
+        now = datetime.now(UTC).replace(tzinfo=None)
+        newest = self.conn.execute("SELECT max(ts) FROM events").fetchone()[0]
+        return max(now, newest) if newest is not None else now
+
+    def get(self, event_id: str) -> StoredEvent | None:
+        row = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM events WHERE event_id = ?", [event_id]
+        ).fetchone()
+        return _row_to_event(row) if row else None
+
+    def get_by_dedupe_key(self, dedupe_key: str) -> StoredEvent | None:
+        row = self.conn.execute(
+            "SELECT event_id FROM event_dedup WHERE dedupe_key = ?", [dedupe_key]
+        ).fetchone()
+        return self.get(row[0]) if row else None
+
+    def fetch_since(
+        self,
+        last_ts: datetime | None,
+        last_event_id: str | None,
+        types: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[StoredEvent]:
+        """Events strictly after the position `(last_ts, last_event_id)`, oldest first."""
+        where, params = [], []
+        if last_ts is not None:
+            where.append("(ts > ? OR (ts = ? AND event_id > ?))")
+            params += [last_ts, last_ts, last_event_id or ""]
+        if types:
+            where.append(f"event_type IN ({', '.join('?' for _ in types)})")
+            params += list(types)
+        sql = f"SELECT {_COLUMNS} FROM events"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY ts, event_id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_row_to_event(row) for row in self.conn.execute(sql, params).fetchall()]
+
+    def replay(self, types: Sequence[str] | None = None, batch: int = 500) -> Iterator[StoredEvent]:
+        """Every event from the beginning, in order, read in batches."""
+        last_ts, last_id = None, None
+        while True:
+            chunk = self.fetch_since(last_ts, last_id, types, limit=batch)
+            if not chunk:
+                return
+            yield from chunk
+            last_ts, last_id = chunk[-1].ts, chunk[-1].event_id
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM events").fetchone()[0]

@@ -1,0 +1,36 @@
+"""The Celery app: queues, routing and the beat schedule.
+
+Two queues. `default` takes ingest work and may run with any concurrency. `writer` applies
+projections (and, later, the vector outbox) and must be consumed by exactly one worker
+process with concurrency 1, so LanceDB only ever has one writer.
+"""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+from kombu import Queue
+
+BROKER_URL = os.environ.get("AXIOM_BROKER_URL", "redis://127.0.0.1:6379/0")
+PROJECT_EVERY_SECONDS = float(os.environ.get("AXIOM_PROJECT_EVERY_SECONDS", "10"))
+
+app = Celery("axiom", broker=BROKER_URL, backend=os.environ.get("AXIOM_RESULT_BACKEND", BROKER_URL))
+app.conf.update(
+    task_queues=[Queue("default"), Queue("writer")],
+    task_default_queue="default",
+    task_routes={"axiom.project": {"queue": "writer"}},
+    task_acks_late=True,  # a worker killed mid-task gets the task redelivered
+    task_reject_on_worker_lost=True,
+    worker_prefetch_multiplier=1,
+    broker_connection_retry_on_startup=True,
+    broker_transport_options={"unacked_restore_interval": 1, "unacked_restore_throttle": 1},
+    task_serializer="json",
+    result_serializer="json",
+    accept_content=["json"],
+    result_expires=3600,
+    beat_schedule={
+        "project-new-events": {"task": "axiom.project", "schedule": PROJECT_EVERY_SECONDS},
+    },
+    imports=["config.tasks"],
+)

@@ -1,0 +1,88 @@
+"""The only Django settings module. Everything is set through environment variables.
+
+Django's ORM holds no Axiom data (DuckDB does, outside the ORM), so no SQL database is
+configured here at all.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str) -> str:
+    path = os.environ.get(f"{name}_FILE")
+    if path:
+        return Path(path).read_text(encoding="utf-8").strip()
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    if raw.lower() in {"1", "true", "yes", "on"}:
+        return True
+    if raw.lower() in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (1/0/true/false), got {raw!r}")
+
+
+DEBUG = env_bool("AXIOM_DEBUG", False)
+SECRET_KEY = env_str("AXIOM_SECRET_KEY", "axiom-local-only-not-secret")
+ALLOWED_HOSTS = [h for h in env_str("AXIOM_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
+# When the site is reachable beyond localhost, every request must carry this token.
+AXIOM_AUTH_TOKEN = env_str("AXIOM_AUTH_TOKEN", "")
+_LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "testserver"}
+if set(ALLOWED_HOSTS) - _LOCAL_HOSTS and not AXIOM_AUTH_TOKEN:
+    raise ImproperlyConfigured(
+        "AXIOM_ALLOWED_HOSTS names a non-local host: set AXIOM_AUTH_TOKEN to require authentication"
+    )
+
+INSTALLED_APPS = [
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "viewer",
+    "api",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "viewer.middleware.TokenAuthMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {"context_processors": ["django.template.context_processors.request"]},
+    }
+]
+
+DATABASES: dict = {}
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+USE_TZ = False
+TIME_ZONE = "UTC"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AXIOM_DATA_DIR = Path(env_str("AXIOM_DATA_DIR", str(BASE_DIR / "data"))).resolve()
+os.environ.setdefault("AXIOM_DATA_DIR", str(AXIOM_DATA_DIR))
+
+# Celery: Redis (or any Redis-compatible server) is the broker and result backend.
+CELERY_BROKER_URL = env_str("AXIOM_BROKER_URL", "redis://127.0.0.1:6379/0")
+CELERY_RESULT_BACKEND = env_str("AXIOM_RESULT_BACKEND", CELERY_BROKER_URL)

@@ -1,0 +1,39 @@
+"""Celery tasks: thin adapters over the core. Every task is idempotent (dedupe keys), since
+Redis redelivers a task whose worker died before acknowledging it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from axiom.cli import open_database
+from axiom.ingest.importer import import_paths, ingest_transcripts
+from axiom.ingest.transcript import Transcript
+from axiom.projections import project_all
+from config.celery import app
+
+
+@app.task(name="axiom.ingest_path")
+def ingest_path(path: str, fmt: str | None = None) -> dict[str, Any]:
+    """Append the sessions found at `path`; the writer projects them."""
+    report = import_paths(open_database(), [Path(path)], fmt=fmt, project=False)
+    project.delay()
+    return {
+        "sessions_new": report.sessions_new,
+        "sessions_unchanged": report.sessions_unchanged,
+        "issues": [str(i) for i in report.issues],
+    }
+
+
+@app.task(name="axiom.ingest_transcript")
+def ingest_transcript(transcript: dict[str, Any]) -> dict[str, Any]:
+    (result,) = ingest_transcripts(
+        open_database(), [Transcript.from_json(transcript)], actor="api", project=False
+    )
+    project.delay()
+    return {"event_id": result.event.event_id, "created": result.created}
+
+
+@app.task(name="axiom.project")
+def project() -> dict[str, int]:
+    return project_all(open_database())
