@@ -1,0 +1,35 @@
+"""Shared fixtures: real DuckDB files under tmp_path, never mocks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from axiom.store.db import Database
+from axiom.store.migrate import migrate
+
+SAMPLES = Path(__file__).resolve().parents[1] / "axiom" / "samples"
+SAMPLE_SESSION = next((SAMPLES / "claude_code").rglob("*.jsonl"))
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh AXIOM_DATA_DIR for code that reads its configuration from the environment."""
+    directory = tmp_path / "data"
+    directory.mkdir()
+    monkeypatch.setenv("AXIOM_DATA_DIR", str(directory))
+    return directory
+
+
+@pytest.fixture
+def db(data_dir: Path) -> Database:
+    """A migrated DuckDB file in the test's data dir."""
+    database = Database(data_dir / "axiom.duckdb")
+    migrate(database)
+    return database
+
+
+@pytest.fixture
+def sample_session() -> Path:
+    return SAMPLE_SESSION
