@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from axiom.ingest.importer import import_paths
+from axiom.observability.stats import collect_stats
+from axiom.projections import rebuild_all
+from axiom.store.db import Database
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _tables(db: Database) -> dict[str, list[tuple]]:
+    with db.read() as conn:
+        return {
+            t: conn.execute(f"SELECT * EXCLUDE (ingested_at) FROM {t} ORDER BY ALL").fetchall()
+            if t == "sessions"
+            else conn.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall()
+            for t in ("sessions", "messages")
+        }
+
+
+def test_importing_the_same_file_twice_changes_no_count(db: Database, sample_session: Path) -> None:
+    first = import_paths(db, [sample_session])
+    with db.read() as conn:
+        before = collect_stats(conn)
+    second = import_paths(db, [sample_session.parent])
+    with db.read() as conn:
+        after = collect_stats(conn)
+    assert (first.sessions_new, second.sessions_new, second.sessions_unchanged) == (1, 0, 1)
+    assert before == after
+    assert after["sessions"] == 1 and after["messages"] == 12 and after["events"] == 1
+
+
+def test_a_grown_transcript_replaces_the_session_rows(
+    db: Database, tmp_path: Path, sample_session: Path
+) -> None:
+    path = tmp_path / "grow.jsonl"
+    lines = sample_session.read_text().splitlines()
+    path.write_text("\n".join(lines[:5]))
+    import_paths(db, [path])
+    path.write_text("\n".join(lines))
+    import_paths(db, [path])
+    with db.read() as conn:
+        stats = collect_stats(conn)
+    assert (stats["sessions"], stats["messages"], stats["events"]) == (1, 12, 2)
+
+
+def test_rebuild_equals_the_incremental_result(
+    db: Database, sample_session: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.jsonl"
+    other.write_text(sample_session.read_text().replace("7f3c9a2e", "00000000"))
+    import_paths(db, [sample_session])
+    import_paths(db, [other])
+    incremental = _tables(db)
+    rebuild_all(db)
+    assert _tables(db) == incremental
+    assert len(incremental["sessions"]) == 2
+
+
+def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "axiom", *args],
+        cwd=ROOT,
+        env={"AXIOM_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_cli_reports_bad_lines_and_exits_by_what_imported(
+    tmp_path: Path, sample_session: Path
+) -> None:
+    data = tmp_path / "d"
+    mixed = tmp_path / "mixed.jsonl"
+    lines = sample_session.read_text().splitlines()
+    mixed.write_text("\n".join([*lines[:3], "{oops", *lines[3:]]))
+    result = _cli(data, "import", str(mixed))
+    assert result.returncode == 0, result.stderr
+    assert f"{mixed}:4: not valid JSON" in result.stderr
+    stats = json.loads(_cli(data, "stats", "--json").stdout)
+    assert stats["messages"] == 12
+
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text("{oops\n")
+    failed = _cli(data, "import", str(junk))
+    assert failed.returncode == 1
+    assert f"{junk}:1: not valid JSON" in failed.stderr
+    assert json.loads(_cli(data, "stats", "--json").stdout) == stats
+
+    missing = _cli(data, "import", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 1 and "no such file or directory" in missing.stderr

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import hashlib
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from axiom.store.db import Database
+from axiom.store.events import EventStore, NewEvent, canonical_json
+
+
+def test_it_appends_an_event_with_a_checksum_over_canonical_json(db: Database) -> None:
+    with db.write() as conn:
+        result = EventStore(conn).append(NewEvent("thing_happened", {"b": 2, "a": "가"}))
+    assert result.created
+    expected = hashlib.sha256('{"a":"가","b":2}'.encode()).hexdigest()
+    assert result.event.checksum == expected
+    with db.read() as conn:
+        stored = EventStore(conn).get(result.event.event_id)
+    assert stored is not None and stored.payload == {"b": 2, "a": "가"}
+    assert stored.checksum == expected
+
+
+def test_a_duplicate_dedupe_key_returns_the_existing_event_and_writes_nothing(db: Database) -> None:
+    with db.write() as conn:
+        store = EventStore(conn)
+        first = store.append(NewEvent("x", {"n": 1}, dedupe_key="k1"))
+        second = store.append(NewEvent("x", {"n": 2}, dedupe_key="k1"))
+        assert store.count() == 1
+    assert not second.created
+    assert second.event.event_id == first.event.event_id
+    assert second.event.payload == {"n": 1}
+
+
+def test_fetch_since_returns_events_after_a_position_in_insertion_order(db: Database) -> None:
+    with db.write() as conn:
+        store = EventStore(conn)
+        ids = [store.append(NewEvent("t" if i % 2 else "u", {"i": i})).event for i in range(6)]
+        after = store.fetch_since(ids[2].ts, ids[2].event_id)
+        assert [e.payload["i"] for e in after] == [3, 4, 5]
+        only_t = store.fetch_since(None, None, types=["t"])
+        assert [e.payload["i"] for e in only_t] == [1, 3, 5]
+        assert [e.payload["i"] for e in store.replay(batch=2)] == list(range(6))
+
+
+def test_the_store_offers_no_way_to_update_or_delete() -> None:
+    public = {name for name in dir(EventStore) if not name.startswith("_")}
+    assert not {n for n in public if any(w in n for w in ("update", "delete", "remove", "set"))}
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 3)), min_size=1, max_size=15))
+def test_appending_is_idempotent_per_dedupe_key(tmp_path_factory, appends) -> None:  # type: ignore[no-untyped-def]
+    from axiom.store.migrate import migrate
+
+    database = Database(tmp_path_factory.mktemp("ev") / "a.duckdb")
+    migrate(database)
+    with database.write() as conn:
+        store = EventStore(conn)
+        for kind, n in appends:
+            store.append(NewEvent(kind, {"n": n}, dedupe_key=f"{kind}:{n}"))
+        assert store.count() == len(set(appends))
+        stamps = [(e.ts, e.event_id) for e in store.replay()]
+    assert stamps == sorted(stamps)
+
+
+def test_canonical_json_is_key_sorted_and_compact() -> None:
+    assert canonical_json({"b": [1, {"d": 1, "c": 2}], "a": None}) == json.dumps(
+        {"a": None, "b": [1, {"c": 2, "d": 1}]}, separators=(",", ":")
+    )
