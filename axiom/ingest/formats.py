@@ -1,29 +1,91 @@
-"""Which parser reads which file: auto-detected from the name and content, or forced."""
+"""Which parser reads which file: auto-detected from the name and content, or forced.
+
+Detection (`detect_format`):
+
+* `.jsonl` → `claude_code`
+* `.md`, `.markdown`, `.txt` → `markdown`
+* `.json` → sniffed from the parsed document: a LoCoMo conversation (an object with a
+  `conversation` holding `speaker_a`, or the flat form with `speaker_a` and `session_N`
+  keys), or a list with one → `locomo`; an object with `messages`, or a list with one →
+  `json`; anything else → None ("unrecognised transcript format"). A `.json` file that is
+  not valid JSON goes to `json`, whose parser reports the line and column of the error.
+* any other suffix → None.
+
+`--format` forces one of `PARSERS` (claude_code, json, markdown, locomo) for every file;
+an unknown name raises `UnknownFormat`, whose message lists the known names.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from axiom.ingest.claude_code import ParsedFile, parse_claude_code
+from axiom.ingest.generic_json import parse_generic_json
 from axiom.ingest.issues import InputIssue
+from axiom.ingest.locomo import looks_like_locomo, parse_locomo
+from axiom.ingest.markdown import parse_markdown
 
 Parser = Callable[[Path, bytes], ParsedFile]
 
-PARSERS: dict[str, Parser] = {"claude_code": parse_claude_code}
-SUFFIXES = {".jsonl": "claude_code"}
+PARSERS: dict[str, Parser] = {
+    "claude_code": parse_claude_code,
+    "json": parse_generic_json,
+    "markdown": parse_markdown,
+    "locomo": parse_locomo,
+}
+SUFFIXES = {
+    ".jsonl": "claude_code",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "markdown",
+}
+SNIFFED_SUFFIXES = {".json"}
+TRANSCRIPT_SUFFIXES = frozenset(SUFFIXES) | SNIFFED_SUFFIXES
 
 
 class UnknownFormat(ValueError):
     pass
 
 
+def check_format(name: str) -> str:
+    """`name` if a parser has it, else `UnknownFormat` naming the known formats."""
+    if name not in PARSERS:
+        raise UnknownFormat(f"unknown format {name!r}; known: {', '.join(sorted(PARSERS))}")
+    return name
+
+
+def _sniff_json(doc: Any) -> str | None:
+    if looks_like_locomo(doc):
+        return "locomo"
+    items = doc if isinstance(doc, list) else [doc]
+    if any(isinstance(item, dict) and "messages" in item for item in items):
+        return "json"
+    return None
+
+
 def detect_format(path: Path, data: bytes) -> str | None:
-    return SUFFIXES.get(path.suffix.lower())
+    suffix = path.suffix.lower()
+    if suffix in SUFFIXES:
+        return SUFFIXES[suffix]
+    if suffix not in SNIFFED_SUFFIXES:
+        return None
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        return "json"  # its parser reports where the JSON breaks
+    return _sniff_json(doc)
 
 
 def parse_file(path: Path, fmt: str | None = None) -> ParsedFile:
-    """Parse one file; unreadable or unrecognised files become issues, not exceptions."""
+    """Parse one file; unreadable or unrecognised files become issues, not exceptions.
+
+    Only a forced `fmt` that names no parser raises (`UnknownFormat`)."""
+    if fmt is not None:
+        check_format(fmt)
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -33,19 +95,22 @@ def parse_file(path: Path, fmt: str | None = None) -> ParsedFile:
     name = fmt or detect_format(path, data)
     if name is None:
         return ParsedFile(issues=[InputIssue(str(path), None, "unrecognised transcript format")])
-    if name not in PARSERS:
-        raise UnknownFormat(f"unknown format {name!r}; known: {', '.join(sorted(PARSERS))}")
     return PARSERS[name](path, data)
 
 
 def discover(paths: Iterable[Path]) -> tuple[list[Path], list[InputIssue]]:
-    """Expand folders into the transcript files below them, in a stable order."""
+    """Expand folders into the transcript files below them, in a stable order.
+
+    Files named explicitly are taken whatever their suffix; inside folders only
+    `TRANSCRIPT_SUFFIXES` (.jsonl, .json, .md, .markdown, .txt) are picked up."""
     files: list[Path] = []
     issues: list[InputIssue] = []
     for path in paths:
         if path.is_dir():
             files += sorted(
-                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES
+                p
+                for p in path.rglob("*")
+                if p.is_file() and p.suffix.lower() in TRANSCRIPT_SUFFIXES
             )
         elif path.is_file():
             files.append(path)
