@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from axiom.config import AxiomConfig
+from axiom.ingest.formats import PARSERS
 from axiom.ingest.importer import import_paths
 from axiom.observability.stats import collect_stats
 from axiom.projections import rebuild_all
@@ -90,7 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("import", help="import transcript files or folders")
     p.add_argument("paths", nargs="+")
-    p.add_argument("--format", default=None, help="force a format instead of detecting it")
+    p.add_argument(
+        "--format",
+        default=None,
+        choices=sorted(PARSERS),
+        help="force a format instead of detecting it",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_import)
 

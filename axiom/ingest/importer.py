@@ -37,7 +37,10 @@ class ImportReport:
 
 
 def ingest_dedupe_key(transcript: Transcript) -> str:
-    digest = hashlib.sha256(canonical_json(transcript.to_json()).encode("utf-8")).hexdigest()
+    """Same session, same content → same key, wherever the file was read from."""
+    content = transcript.to_json()
+    content["meta"] = {k: v for k, v in content["meta"].items() if k != "path"}
+    digest = hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()
     return f"{SESSION_INGESTED}:{transcript.session_id}:{digest[:32]}"
 
 

@@ -95,3 +95,23 @@ def test_cli_reports_bad_lines_and_exits_by_what_imported(
 
     missing = _cli(data, "import", str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 1 and "no such file or directory" in missing.stderr
+
+
+def test_the_same_transcript_from_another_path_is_not_a_new_event(
+    db: Database, sample_session: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "elsewhere" / sample_session.name
+    copy.parent.mkdir()
+    copy.write_bytes(sample_session.read_bytes())
+    import_paths(db, [sample_session])
+    assert import_paths(db, [copy]).sessions_unchanged == 1
+    with db.read() as conn:
+        assert collect_stats(conn)["events"] == 1
+
+
+def test_an_unknown_format_name_is_a_clean_usage_error(
+    tmp_path: Path, sample_session: Path
+) -> None:
+    result = _cli(tmp_path / "d", "import", "--format", "yaml", str(sample_session))
+    assert result.returncode == 2
+    assert "invalid choice: 'yaml'" in result.stderr and "Traceback" not in result.stderr
