@@ -100,8 +100,8 @@ def test_cli_reports_bad_lines_and_exits_by_what_imported(
 def test_the_same_transcript_from_another_path_is_not_a_new_event(
     db: Database, sample_session: Path, tmp_path: Path
 ) -> None:
-    copy = tmp_path / "elsewhere" / sample_session.name
-    copy.parent.mkdir()
+    copy = tmp_path / "elsewhere" / sample_session.parent.name / sample_session.name
+    copy.parent.mkdir(parents=True)
     copy.write_bytes(sample_session.read_bytes())
     import_paths(db, [sample_session])
     assert import_paths(db, [copy]).sessions_unchanged == 1
