@@ -1,0 +1,36 @@
+"""The REST API: one NinjaAPI, one router per area under `/api/v1/`.
+
+Errors are mapped to HTTP statuses here and only here; every error body is
+`{"detail": "…"}`, like ninja's own 4xx responses.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+
+from api.docs import OfflineSwagger
+from api.errors import NotFound
+from api.routers import health, sessions
+from axiom.store.db import DatabaseMissing
+
+api = NinjaAPI(title="Axiom", version="1", docs_url="/docs", docs=OfflineSwagger())
+
+api.add_router("/v1/", health.router)
+api.add_router("/v1/sessions", sessions.router)
+
+ERROR_STATUS: dict[type[Exception], int] = {
+    NotFound: 404,
+    DatabaseMissing: 503,
+}
+
+
+def _register(error: type[Exception], status: int) -> None:
+    def handler(request: HttpRequest, exc: Exception) -> HttpResponse:
+        return api.create_response(request, {"detail": str(exc)}, status=status)
+
+    api.add_exception_handler(error, handler)
+
+
+for _error, _status in ERROR_STATUS.items():
+    _register(_error, _status)

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.conf import settings
+from django.http import HttpRequest
+from ninja import Router
+
+from api.schemas import ErrorOut, HealthOut
+from axiom.observability.stats import collect_stats
+from viewer.db import get_database
+
+router = Router(tags=["health"])
+
+
+@router.get("/health", response={200: HealthOut, 503: ErrorOut})
+def health(request: HttpRequest) -> dict[str, object]:
+    """Counts from the store; `lock_wait_ms` is the time this request waited for the lock."""
+    database = get_database()
+    waited_before = database.lock_wait_ms
+    with database.read() as conn:
+        stats = collect_stats(conn)
+    data_dir = Path(settings.AXIOM_DATA_DIR)
+    return {
+        "status": "ok",
+        "events": stats["events"],
+        "sessions": stats["sessions"],
+        "messages": stats["messages"],
+        "data_dir": str(data_dir),
+        "data_dir_ok": data_dir.is_dir() and os.access(data_dir, os.W_OK),
+        "lock_wait_ms": round(database.lock_wait_ms - waited_before, 3),
+    }

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.http import HttpRequest
+from ninja import Query, Router
+
+from api.errors import NotFound
+from api.schemas import ErrorOut, PageParams, SessionDetailOut, SessionPageOut
+from axiom.ingest.session_queries import get_session, list_messages, list_sessions
+from viewer.db import get_database
+
+router = Router(tags=["sessions"])
+
+
+@router.get("", response=SessionPageOut)
+def sessions(request: HttpRequest, params: Query[PageParams]) -> dict[str, object]:
+    """Sessions, newest first."""
+    with get_database().read() as conn:
+        page = list_sessions(conn, page=params.page, per_page=params.per_page)
+    return {
+        "items": page.sessions,
+        "page": page.page,
+        "per_page": page.per_page,
+        "total": page.total,
+        "has_next": page.has_next,
+    }
+
+
+@router.get("/{path:session_id}", response={200: SessionDetailOut, 404: ErrorOut})
+def session(request: HttpRequest, session_id: str) -> dict[str, object]:
+    """One session with all of its messages in order."""
+    with get_database().read() as conn:
+        found = get_session(conn, session_id)
+        messages = list_messages(conn, session_id) if found else []
+    if found is None:
+        raise NotFound(f"session {session_id!r} not found")
+    return {**asdict(found), "messages": [asdict(m) for m in messages]}

@@ -1,0 +1,107 @@
+"""Thin views: read one unit from DuckDB through an `axiom` query, then render.
+
+List pages render the whole page, or only the named `{% partialdef %}` fragment when htmx
+asks for it, so every htmx control is also a plain link that works without JavaScript.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from axiom.ingest.session_queries import MessageRow, get_session, list_messages, list_sessions
+from axiom.observability.stats import collect_stats
+from viewer.db import get_database
+from viewer.middleware import COOKIE_NAME, cookie_value, token_matches
+
+SESSIONS_PER_PAGE = 25
+LOGIN_COOKIE_MAX_AGE = 30 * 24 * 3600
+
+
+def _fragment_wanted(request: HttpRequest) -> bool:
+    """htmx swaps a fragment in; a history restore needs the whole page again."""
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+def _page_number(raw: str | None) -> int:
+    try:
+        return max(1, int(raw or 1))
+    except ValueError:
+        return 1
+
+
+def dashboard(request: HttpRequest) -> HttpResponse:
+    with get_database().read() as conn:
+        stats = collect_stats(conn)
+    return render(request, "viewer/dashboard.html", {"stats": stats})
+
+
+def session_list(request: HttpRequest) -> HttpResponse:
+    number = _page_number(request.GET.get("page"))
+    with get_database().read() as conn:
+        page = list_sessions(conn, page=number, per_page=SESSIONS_PER_PAGE)
+    template = "viewer/sessions/list.html"
+    if _fragment_wanted(request):
+        template += "#session-rows"
+    response = render(request, template, {"page": page})
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _tool_calls_by_id(messages: list[MessageRow]) -> dict[str, dict[str, Any]]:
+    """tool_use_id → the call's name and message index, so a result can link to its call."""
+    return {
+        str(call.get("tool_use_id")): {"name": call.get("name"), "index": m.index}
+        for m in messages
+        for call in m.tool_calls
+        if call.get("tool_use_id")
+    }
+
+
+def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
+    with get_database().read() as conn:
+        session = get_session(conn, session_id)
+        messages = list_messages(conn, session_id) if session else []
+    if session is None:
+        raise Http404(f"No session {session_id!r}")
+    context = {
+        "session": session,
+        "messages": messages,
+        "tool_calls": _tool_calls_by_id(messages),
+    }
+    return render(request, "viewer/sessions/detail.html", context)
+
+
+def login(request: HttpRequest) -> HttpResponse:
+    """`/login?token=…` (or the form on this page) sets the auth cookie, then redirects."""
+    data = request.POST if request.method == "POST" else request.GET
+    next_url = data.get("next") or reverse("viewer-dashboard")
+    if not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        next_url = reverse("viewer-dashboard")
+    expected = settings.AXIOM_AUTH_TOKEN
+    if not expected:
+        return HttpResponseRedirect(next_url)
+    candidate = data.get("token")
+    if candidate is None:
+        return render(request, "viewer/login.html", {"next": next_url, "error": None})
+    if not token_matches(candidate, expected):
+        context = {"next": next_url, "error": "That token is not valid."}
+        return render(request, "viewer/login.html", context, status=401)
+    response = HttpResponseRedirect(next_url)
+    response.set_cookie(
+        COOKIE_NAME,
+        cookie_value(expected),
+        max_age=LOGIN_COOKIE_MAX_AGE,
+        httponly=True,
+        samesite="Lax",
+        secure=request.is_secure(),
+    )
+    return response
