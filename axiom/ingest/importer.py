@@ -17,6 +17,7 @@ from axiom.ingest.formats import discover, parse_file
 from axiom.ingest.issues import InputIssue
 from axiom.ingest.session_projector import SESSION_INGESTED, SessionProjector
 from axiom.ingest.transcript import Transcript
+from axiom.privacy.transcript import filter_transcript
 from axiom.store.db import Database
 from axiom.store.events import AppendResult, EventStore, NewEvent, canonical_json
 from axiom.store.projection import run_projector
@@ -47,7 +48,10 @@ def ingest_dedupe_key(transcript: Transcript) -> str:
 def append_session(
     conn: duckdb.DuckDBPyConnection, transcript: Transcript, actor: str = "import"
 ) -> AppendResult:
-    """Record one transcript as a `session_ingested` event (a no-op if already recorded)."""
+    """Record one transcript as a `session_ingested` event (a no-op if already recorded).
+
+    The privacy filter runs here, so nothing private ever reaches the event store."""
+    transcript = filter_transcript(transcript)
     return EventStore(conn).append(
         NewEvent(
             event_type=SESSION_INGESTED,
