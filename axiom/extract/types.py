@@ -1,0 +1,289 @@
+"""What an extractor hands to the rest of the pipeline.
+
+An extractor reads a `Transcript` and proposes memory entries. Each entry points at its
+proof with `ExtractedEvidence(message_index, quote)`: the index of a message and a quote
+copied from that message's text. Extractors never compute character offsets; the evidence
+aligner finds the span later and is the only judge of whether a quote really is there.
+
+Every type here is a frozen dataclass with `to_json()` / `from_json()` using snake_case
+keys, so a result can be stored in a `memory_extracted` event and read back unchanged.
+`from_json` validates and raises `ValueError` on malformed data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from axiom.ingest.transcript import Transcript
+
+EntryType = Literal["fact", "decision", "insight", "task_note", "reference", "error"]
+TaskStatus = Literal["pending", "in_progress", "blocked", "done", "cancelled"]
+TaskPriority = Literal["low", "medium", "high"]
+TaskSource = Literal["todowrite", "text"]
+
+ENTRY_TYPES: tuple[str, ...] = ("fact", "decision", "insight", "task_note", "reference", "error")
+TASK_STATUSES: tuple[str, ...] = ("pending", "in_progress", "blocked", "done", "cancelled")
+TASK_PRIORITIES: tuple[str, ...] = ("low", "medium", "high")
+TASK_SOURCES: tuple[str, ...] = ("todowrite", "text")
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalize_title(title: str) -> str:
+    """The form of a title that identity is computed from.
+
+    Unicode NFKC, case-folded, runs of whitespace collapsed to one space, and surrounding
+    whitespace and sentence punctuation removed. "Use  DuckDB." and "use duckdb" are equal.
+    """
+    text = unicodedata.normalize("NFKC", title).casefold()
+    return _SPACES.sub(" ", text).strip().strip(".!?。;:,").strip()
+
+
+def make_entry_id(
+    session_id: str, entry_type: str, title: str, first_message_index: int | None
+) -> str:
+    """`ent_` + 16 hex of sha256 over (session, type, normalized title, first evidence index).
+
+    The same session extracted twice gives the same ids, which is what makes re-imports
+    idempotent downstream. The parts are hashed as a JSON array so no separator can collide.
+    """
+    index = -1 if first_message_index is None else first_message_index
+    key = json.dumps(
+        [session_id, entry_type, normalize_title(title), index],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return "ent_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _require_str(data: dict[str, Any], key: str, where: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise ValueError(f"{where}: '{key}' must be a string, got {type(value).__name__}")
+    return value
+
+
+def _require_choice(value: Any, choices: tuple[str, ...], what: str, optional: bool) -> Any:
+    if value is None and optional:
+        return None
+    if value not in choices:
+        raise ValueError(f"{what} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class ExtractedEvidence:
+    """A quote from message `message_index` that supports an entry (no offsets)."""
+
+    message_index: int
+    quote: str
+
+    def __post_init__(self) -> None:
+        if isinstance(self.message_index, bool) or not isinstance(self.message_index, int):
+            raise ValueError(f"message_index must be an int, got {self.message_index!r}")
+        if not isinstance(self.quote, str):
+            raise ValueError(f"quote must be a string, got {type(self.quote).__name__}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"message_index": self.message_index, "quote": self.quote}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ExtractedEvidence:
+        if not isinstance(data, dict):
+            raise ValueError(f"evidence must be an object, got {type(data).__name__}")
+        return cls(message_index=data.get("message_index"), quote=data.get("quote"))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class TaskFields:
+    """Task facts carried by a `task_note` entry.
+
+    `status` and `priority` are None when the source did not say. `source` tells whether
+    the task came from a Claude Code TodoWrite call or from prose.
+    """
+
+    title: str
+    status: TaskStatus | None = None
+    priority: TaskPriority | None = None
+    blocked_by: tuple[str, ...] = ()
+    source: TaskSource = "text"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.title, str):
+            raise ValueError("task title must be a string")
+        _require_choice(self.status, TASK_STATUSES, "task status", optional=True)
+        _require_choice(self.priority, TASK_PRIORITIES, "task priority", optional=True)
+        _require_choice(self.source, TASK_SOURCES, "task source", optional=False)
+        if not isinstance(self.blocked_by, tuple) or not all(
+            isinstance(b, str) for b in self.blocked_by
+        ):
+            raise ValueError("blocked_by must be a tuple of strings")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "status": self.status,
+            "priority": self.priority,
+            "blocked_by": list(self.blocked_by),
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TaskFields:
+        if not isinstance(data, dict):
+            raise ValueError(f"task must be an object, got {type(data).__name__}")
+        blocked_by = data.get("blocked_by") or []
+        if not isinstance(blocked_by, list | tuple):
+            raise ValueError("task blocked_by must be a list")
+        return cls(
+            title=_require_str(data, "title", "task"),
+            status=data.get("status"),
+            priority=data.get("priority"),
+            blocked_by=tuple(blocked_by),
+            source=data.get("source", "text"),
+        )
+
+
+@dataclass(frozen=True)
+class ExtractedEntry:
+    """One proposed memory: what it says (`title`, `content`) and where it came from."""
+
+    entry_id: str
+    type: EntryType
+    title: str
+    content: str
+    evidence: tuple[ExtractedEvidence, ...]
+    task: TaskFields | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.entry_id, str) or not self.entry_id:
+            raise ValueError("entry_id must be a non-empty string")
+        _require_choice(self.type, ENTRY_TYPES, "entry type", optional=False)
+        if not isinstance(self.title, str) or not isinstance(self.content, str):
+            raise ValueError("title and content must be strings")
+        if not isinstance(self.evidence, tuple) or not all(
+            isinstance(e, ExtractedEvidence) for e in self.evidence
+        ):
+            raise ValueError("evidence must be a tuple of ExtractedEvidence")
+        if self.task is not None and not isinstance(self.task, TaskFields):
+            raise ValueError("task must be TaskFields or None")
+
+    @classmethod
+    def create(
+        cls,
+        session_id: str,
+        type: EntryType,
+        title: str,
+        content: str,
+        evidence: tuple[ExtractedEvidence, ...],
+        task: TaskFields | None = None,
+    ) -> ExtractedEntry:
+        """Build an entry whose id is derived with `make_entry_id`."""
+        first = evidence[0].message_index if evidence else None
+        return cls(
+            entry_id=make_entry_id(session_id, type, title, first),
+            type=type,
+            title=title,
+            content=content,
+            evidence=evidence,
+            task=task,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entry_id": self.entry_id,
+            "type": self.type,
+            "title": self.title,
+            "content": self.content,
+            "evidence": [e.to_json() for e in self.evidence],
+            "task": self.task.to_json() if self.task is not None else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ExtractedEntry:
+        if not isinstance(data, dict):
+            raise ValueError(f"entry must be an object, got {type(data).__name__}")
+        evidence = data.get("evidence") or []
+        if not isinstance(evidence, list | tuple):
+            raise ValueError("entry evidence must be a list")
+        task = data.get("task")
+        return cls(
+            entry_id=_require_str(data, "entry_id", "entry"),
+            type=data.get("type"),  # type: ignore[arg-type]
+            title=_require_str(data, "title", "entry"),
+            content=_require_str(data, "content", "entry"),
+            evidence=tuple(ExtractedEvidence.from_json(e) for e in evidence),
+            task=TaskFields.from_json(task) if task is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class ExtractionResult:
+    """Everything one extractor run produced for one transcript.
+
+    `extractor`, `model` and `prompt_hash` identify the build (they go into `build_runs`);
+    `errors` lists what was skipped or could not be read, in human-readable form. A result
+    with no entries and some errors means the extractor failed without raising.
+    """
+
+    entries: tuple[ExtractedEntry, ...]
+    extractor: str
+    model: str
+    prompt_hash: str
+    errors: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entries": [e.to_json() for e in self.entries],
+            "extractor": self.extractor,
+            "model": self.model,
+            "prompt_hash": self.prompt_hash,
+            "errors": list(self.errors),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ExtractionResult:
+        if not isinstance(data, dict):
+            raise ValueError(f"result must be an object, got {type(data).__name__}")
+        errors = data.get("errors") or []
+        if not isinstance(errors, list | tuple) or not all(isinstance(e, str) for e in errors):
+            raise ValueError("result errors must be a list of strings")
+        return cls(
+            entries=tuple(ExtractedEntry.from_json(e) for e in data.get("entries") or []),
+            extractor=_require_str(data, "extractor", "result"),
+            model=_require_str(data, "model", "result"),
+            prompt_hash=_require_str(data, "prompt_hash", "result"),
+            errors=tuple(errors),
+        )
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Anything that turns a transcript into proposed entries.
+
+    `name`, `model` and `prompt_hash` are recorded with every build so results can be
+    traced to the exact rules or prompt that produced them. `extract` must not raise on bad
+    input or failing back ends: it reports problems in `ExtractionResult.errors`.
+    """
+
+    name: str
+    model: str
+    prompt_hash: str
+
+    def extract(self, transcript: Transcript) -> ExtractionResult: ...
+
+
+def dedupe_entries(entries: list[ExtractedEntry]) -> tuple[ExtractedEntry, ...]:
+    """Keep the first entry for each `entry_id`, preserving order."""
+    seen: set[str] = set()
+    kept: list[ExtractedEntry] = []
+    for entry in entries:
+        if entry.entry_id not in seen:
+            seen.add(entry.entry_id)
+            kept.append(entry)
+    return tuple(kept)
