@@ -15,6 +15,7 @@ from axiom.observability.stats import collect_stats
 from axiom.projections import rebuild_all
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
+from axiom.tasks.cli import register as register_task_commands
 
 
 def open_database(config: AxiomConfig | None = None) -> Database:
@@ -106,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rebuild", help="drop derived tables and replay every event")
     p.set_defaults(func=cmd_rebuild)
+    register_task_commands(sub)
     return parser
 
 

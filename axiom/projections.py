@@ -9,10 +9,11 @@ from __future__ import annotations
 from axiom.ingest.session_projector import SessionProjector
 from axiom.store.db import Database
 from axiom.store.projection import Projector, rebuild, run_projector
+from axiom.tasks.projector import TaskProjector
 
 
 def all_projectors() -> list[Projector]:
-    return [SessionProjector()]
+    return [SessionProjector(), TaskProjector()]
 
 
 def project_all(db: Database) -> dict[str, int]:

@@ -334,6 +334,22 @@ class TaskState:
             "rejected_transitions": self.rejected_transitions,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TaskState:
+        """The inverse of `to_json`; keys it does not know (projection extras) are ignored."""
+        return cls(
+            task_id=str(data["task_id"]),
+            title=str(data["title"]),
+            canonical_key=str(data["canonical_key"]),
+            project=str(data["project"]),
+            status=_check_status(str(data["status"])),
+            priority=_check_priority(data.get("priority")),
+            blockers=_refs(data.get("blockers") or ()),
+            suggested_blockers=_refs(data.get("suggested_blockers") or ()),
+            version=int(data.get("version", 1)),
+            rejected_transitions=int(data.get("rejected_transitions", 0)),
+        )
+
 
 # --------------------------------------------------------------------------- fold
 

@@ -1,0 +1,62 @@
+"""Tasks, blockers and resolved conditions (read-only), mounted at ``/api/v1/``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Query, Router
+
+from api.errors import NotFound
+from api.schemas import ErrorOut
+from api.schemas_tasks import (
+    BlockedTaskOut,
+    ResolvedConditionOut,
+    TaskDetailOut,
+    TaskListParams,
+    TaskOut,
+)
+from axiom.tasks.queries import get_task, list_blocked_tasks, list_resolved_conditions, list_tasks
+from viewer.db import get_database
+
+router = Router(tags=["tasks"])
+
+
+@router.get("/tasks", response=list[TaskOut])
+def tasks(request: HttpRequest, params: Query[TaskListParams]) -> list[dict[str, Any]]:
+    """Tasks, most recently changed first, optionally filtered by status and project."""
+    with get_database().read() as conn:
+        found = list_tasks(
+            conn,
+            status=params.status,
+            project=params.project,
+            limit=params.limit,
+            offset=params.offset,
+        )
+    return [t.to_json() for t in found]
+
+
+@router.get("/tasks/blocked", response=list[BlockedTaskOut])
+def blocked_tasks(request: HttpRequest, project: str | None = None) -> list[dict[str, Any]]:
+    """Blocked tasks, each with its effective blockers (resolved conditions expanded)."""
+    with get_database().read() as conn:
+        found = list_blocked_tasks(conn, project=project)
+    return [b.to_json() for b in found]
+
+
+@router.get("/tasks/{task_id}", response={200: TaskDetailOut, 404: ErrorOut})
+def task_detail(request: HttpRequest, task_id: str) -> dict[str, Any]:
+    """One task: state, declared/effective/suggested blockers, evidence, full history."""
+    with get_database().read() as conn:
+        detail = get_task(conn, task_id)
+    if detail is None:
+        raise NotFound(f"task {task_id!r} not found")
+    return detail.to_json()
+
+
+@router.get("/conditions/resolved", response=list[ResolvedConditionOut])
+def resolved_conditions(request: HttpRequest) -> list[dict[str, Any]]:
+    """Conditions that resolve to another entity, newest first."""
+    with get_database().read() as conn:
+        found = list_resolved_conditions(conn)
+    return [r.to_json() for r in found]

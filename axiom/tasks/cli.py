@@ -1,0 +1,179 @@
+"""Task subcommands of ``python -m axiom``: blocked, task show, tasks, conditions resolved.
+
+Every command reads through one `Database.read()` unit and accepts ``--json``. Exit codes:
+0 on success, 1 when the thing asked for does not exist (unknown task id), 2 for bad
+arguments (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from axiom.config import AxiomConfig
+from axiom.store.db import Database
+from axiom.store.migrate import migrate
+from axiom.tasks.queries import (
+    BlockerView,
+    get_task,
+    list_blocked_tasks,
+    list_resolved_conditions,
+    list_tasks,
+)
+from axiom.tasks.state import STATUSES
+
+__all__ = ["register"]
+
+
+def _database() -> Database:
+    db = Database(AxiomConfig.from_env().duckdb_path)
+    migrate(db)
+    return db
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True))
+
+
+def _blocker_line(b: BlockerView) -> str:
+    line = f"{b.kind} {b.entity_id}: {b.title}"
+    if b.status:
+        line += f" [{b.status}]"
+    if b.auto_placeholder:
+        line += " (auto placeholder: blocker not known)"
+    if b.via_resolution:
+        line += f" (via condition {b.declared_id}: {b.declared_title})"
+    return line
+
+
+def cmd_blocked(args: argparse.Namespace) -> int:
+    with _database().read() as conn:
+        blocked = list_blocked_tasks(conn, project=args.project)
+    if args.json:
+        _print_json([b.to_json() for b in blocked])
+        return 0
+    if not blocked:
+        print("no blocked tasks")
+        return 0
+    for item in blocked:
+        t = item.task
+        priority = f" [{t.priority}]" if t.priority else ""
+        print(f"{t.task_id}{priority} {t.title}  (project {t.project})")
+        for b in item.blockers:
+            print(f"    blocked by {_blocker_line(b)}")
+        if not item.blockers:
+            print("    blocked by (no blocker recorded)")
+    return 0
+
+
+def cmd_task_show(args: argparse.Namespace) -> int:
+    with _database().read() as conn:
+        detail = get_task(conn, args.task_id)
+    if detail is None:
+        message = f"unknown task id {args.task_id!r} (see `python -m axiom tasks`)"
+        if args.json:
+            _print_json({"error": message})
+        print(message, file=sys.stderr)
+        return 1
+    if args.json:
+        _print_json(detail.to_json())
+        return 0
+    t = detail.task
+    print(f"{t.task_id}  {t.title}")
+    print(f"  status:    {t.status}")
+    print(f"  priority:  {t.priority or '-'}")
+    print(f"  project:   {t.project}")
+    print(f"  key:       {t.canonical_key}")
+    print(f"  stage:     {t.stage}   mentions: {t.mention_count}")
+    if t.aliases:
+        print(f"  also seen as: {'; '.join(t.aliases)}")
+    for label, items in (
+        ("blocked by", detail.blockers),
+        ("effective blockers", detail.effective_blockers),
+        ("suggested blockers", detail.suggested_blockers),
+    ):
+        if items:
+            print(f"  {label}:")
+            for b in items:
+                print(f"    - {_blocker_line(b)}")
+    if detail.blocking:
+        print("  blocks:")
+        for other in detail.blocking:
+            print(f"    - {other.task_id} {other.title} [{other.status}]")
+    if detail.evidence:
+        print("  evidence:")
+        for ev in detail.evidence:
+            title = f" {ev.entry_title}" if ev.entry_title else ""
+            print(f"    - {ev.entry_id} (session {ev.session_id or '?'}){title}")
+    print(f"  history ({len(detail.history)} events):")
+    for h in detail.history:
+        print(
+            f"    {h.ts.isoformat(timespec='seconds')}  {h.event_id}  {h.event_type:<26} {h.summary()}"
+        )
+    return 0
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    with _database().read() as conn:
+        tasks = list_tasks(conn, status=args.status, project=args.project, limit=args.limit)
+    if args.json:
+        _print_json([t.to_json() for t in tasks])
+        return 0
+    if not tasks:
+        print("no tasks" + (f" with status {args.status}" if args.status else ""))
+        return 0
+    for t in tasks:
+        priority = t.priority or "-"
+        print(f"{t.task_id}  {t.status:<11} {priority:<6}  {t.title}")
+    return 0
+
+
+def cmd_conditions_resolved(args: argparse.Namespace) -> int:
+    with _database().read() as conn:
+        resolved = list_resolved_conditions(conn)
+    if args.json:
+        _print_json([r.to_json() for r in resolved])
+        return 0
+    if not resolved:
+        print("no resolved conditions")
+        return 0
+    for r in resolved:
+        print(
+            f"{r.condition_id} {r.condition_text!r} -> {r.target_type or '?'} {r.target_id}:"
+            f" {r.target_title or '?'}"
+        )
+        if r.reason:
+            print(f"    reason: {r.reason}")
+        if r.blocking:
+            print(f"    blocks: {', '.join(r.blocking)}")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``blocked``, ``task show``, ``tasks`` and ``conditions resolved``."""
+    p = subparsers.add_parser("blocked", help="blocked tasks with their effective blockers")
+    p.add_argument("--project", default=None, help="only this (normalized) project")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_blocked)
+
+    p = subparsers.add_parser("task", help="one task")
+    task_sub = p.add_subparsers(dest="task_command", required=True)
+    show = task_sub.add_parser("show", help="a task's state, blockers, evidence and full history")
+    show.add_argument("task_id", help="task id (tsk_…) or an unambiguous prefix of it")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=cmd_task_show)
+
+    p = subparsers.add_parser("tasks", help="list tasks")
+    p.add_argument("--status", choices=STATUSES, default=None)
+    p.add_argument("--project", default=None)
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_tasks)
+
+    p = subparsers.add_parser("conditions", help="blocker conditions")
+    cond_sub = p.add_subparsers(dest="conditions_command", required=True)
+    resolved = cond_sub.add_parser("resolved", help="conditions that resolve to another entity")
+    resolved.add_argument("--json", action="store_true")
+    resolved.set_defaults(func=cmd_conditions_resolved)

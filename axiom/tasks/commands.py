@@ -1,0 +1,121 @@
+"""Explicit task commands (a person in the UI, a script), run inside a write transaction.
+
+Each validates against the task projection, appends its event(s) with a dedupe key and
+advances `TaskProjector`, like `TaskResolver` does. Invalid requests raise
+`TaskCommandError` (a ValueError) and append nothing.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from axiom.store.events import EventStore, NewEvent, StoredEvent
+from axiom.store.projection import run_projector
+from axiom.tasks.events import CONDITION_RESOLVED_TO, digest
+from axiom.tasks.projector import RESOLVES_TO, TaskProjector
+from axiom.tasks.resolver import load_task_state
+from axiom.tasks.state import decide_title
+
+__all__ = ["TaskCommandError", "rename_task", "resolve_condition"]
+
+
+class TaskCommandError(ValueError):
+    """A task command that cannot be carried out (unknown id, cycle, …)."""
+
+
+def _entity_type(conn: duckdb.DuckDBPyConnection, entity_id: str) -> str | None:
+    row = conn.execute(
+        "SELECT entity_type FROM entities WHERE entity_id = ?", [entity_id]
+    ).fetchone()
+    return row[0] if row else None
+
+
+def resolve_condition(
+    conn: duckdb.DuckDBPyConnection,
+    condition_id: str,
+    target_id: str,
+    *,
+    reason: str = "",
+    actor: str = "user",
+    entry_id: str | None = None,
+) -> StoredEvent:
+    """Record that condition `condition_id` resolves to entity `target_id`.
+
+    Refuses an unknown condition or target, a condition resolving to itself, and a
+    resolution that would close a ``resolves_to`` cycle.
+    """
+    run_projector(conn, TaskProjector())
+    if _entity_type(conn, condition_id) != "condition":
+        raise TaskCommandError(f"unknown condition {condition_id!r}")
+    target_type = _entity_type(conn, target_id)
+    if target_type is None:
+        raise TaskCommandError(f"unknown entity {target_id!r}")
+    if target_id == condition_id:
+        raise TaskCommandError("a condition cannot resolve to itself")
+    reachable = conn.execute(
+        "WITH RECURSIVE walk(id, depth) AS ("
+        " SELECT ?, 0 UNION ALL"
+        " SELECT e.dst_id, w.depth + 1 FROM walk w"
+        " JOIN edges e ON e.src_id = w.id AND e.rel_type = ? WHERE w.depth < 32)"
+        " SELECT 1 FROM walk WHERE id = ? LIMIT 1",
+        [target_id, RESOLVES_TO, condition_id],
+    ).fetchone()
+    if reachable is not None:
+        raise TaskCommandError(f"{target_id} already resolves to {condition_id}: that is a cycle")
+    previous = conn.execute(
+        "SELECT count(*) FROM events WHERE event_type = ?"
+        " AND json_extract_string(payload_json, '$.condition_id') = ?",
+        [CONDITION_RESOLVED_TO, condition_id],
+    ).fetchone()[0]
+    payload = {
+        "condition_id": condition_id,
+        "target_id": target_id,
+        "target_kind": target_type,
+        "reason": reason,
+        "entry_id": entry_id,
+    }
+    result = EventStore(conn).append(
+        NewEvent(
+            CONDITION_RESOLVED_TO,
+            payload,
+            dedupe_key=f"{CONDITION_RESOLVED_TO}:{condition_id}:{target_id}:{previous}",
+            actor=actor,
+        )
+    )
+    run_projector(conn, TaskProjector())
+    return result.event
+
+
+def rename_task(
+    conn: duckdb.DuckDBPyConnection,
+    task_id: str,
+    title: str,
+    *,
+    actor: str = "user",
+    reason: str = "",
+) -> list[StoredEvent]:
+    """``task_title_changed`` when `title` differs beyond case/spacing/punctuation.
+
+    The old key stays the task's canonical key; the new title's key becomes an alias.
+    """
+    run_projector(conn, TaskProjector())
+    loaded = load_task_state(conn, task_id)
+    if loaded is None:
+        raise TaskCommandError(f"unknown task {task_id!r}")
+    state, _ = loaded
+    store = EventStore(conn)
+    appended = []
+    for event_type, payload in decide_title(state, title):
+        payload["reason"] = reason
+        result = store.append(
+            NewEvent(
+                event_type,
+                payload,
+                dedupe_key=f"{event_type}:{task_id}:{state.version}:{digest(payload)}",
+                actor=actor,
+            )
+        )
+        if result.created:
+            appended.append(result.event)
+    run_projector(conn, TaskProjector())
+    return appended

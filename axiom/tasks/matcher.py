@@ -1,0 +1,326 @@
+"""TaskMatcher: which existing task (if any) a piece of text names.
+
+Three methods, tried together and merged per task (best score wins):
+
+1. **exact** — the text's canonical key (`task_key`) is a key in ``entity_aliases``
+   (the task's own key or an alias). Similarity 1.0.
+2. **fulltext** — rapidfuzz over the normalized alias texts of every task of the same
+   project (the part of each alias key after ``task:{project}:``)::
+
+       similarity = max(ratio, token_sort_ratio, 0.90 × token_set_ratio) / 100
+
+   ``ratio`` catches small edits ("event" / "events"), ``token_sort_ratio`` reordered
+   words. ``token_set_ratio`` is 100 whenever one title's words are a subset of the
+   other's ("fix bug" ⊂ "fix bug in login"), so it is capped at 0.90: on its own it can
+   make a suggestion, never a strict match.
+3. **vector** — an optional hook ``(project, text, k) -> [(task_id, cosine)]`` (None until
+   the vector writer keeps task-title vectors); base weight 0.97 × cosine.
+
+Score of a candidate::
+
+    score = similarity × base(method) × stage × entity_status × task_status × recency
+
+    base:          exact 1.0 · fulltext 1.0 · vector 0.97
+    stage:         certified/verified/candidate 1.0 · working 0.98 · raw 0.96
+    entity status: active 1.0 · contested 0.9 · deprecated 0.6 · superseded 0.4
+    task status:   pending/in_progress/blocked 1.0 · done 0.95 · cancelled 0.5
+    recency:       0.9 + 0.1 × 0.5 ** (days since the task last changed / 90)
+
+**Strict** match (`MatchResult.strict`): the top candidate is an active, not cancelled
+task and either (a) it was hit by its exact canonical key — the key *is* the identity, so
+a near-duplicate title cannot veto it — or (b) ``top1 ≥ 0.92`` and ``top1 − top2 ≥ 0.03``.
+Everything else is a suggestion (`suggest_candidates`, score ≥ 0.75).
+
+`MatchResult.identity` is the exact-key hit whatever its status: a task resolver must
+treat it as the same task (an id derived from the same key cannot be created twice), while
+a blocker resolver only accepts `strict`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+from rapidfuzz import fuzz
+
+from axiom.tasks.canonical import normalize_project, normalize_text, task_key
+
+__all__ = [
+    "STRICT_GAP",
+    "STRICT_SCORE",
+    "SUGGEST_MIN",
+    "MatchResult",
+    "TaskCandidate",
+    "TaskMatcher",
+    "VectorSearch",
+    "similarity",
+]
+
+STRICT_SCORE = 0.92
+STRICT_GAP = 0.03
+SUGGEST_MIN = 0.75
+TOKEN_SET_CAP = 0.90
+RECENCY_HALF_LIFE_DAYS = 90.0
+
+BASE_WEIGHT = {"exact": 1.0, "fulltext": 1.0, "vector": 0.97}
+STAGE_WEIGHT = {
+    "certified": 1.0,
+    "verified": 1.0,
+    "candidate": 1.0,
+    "working": 0.98,
+    "raw": 0.96,
+}
+ENTITY_STATUS_WEIGHT = {"active": 1.0, "contested": 0.9, "deprecated": 0.6, "superseded": 0.4}
+TASK_STATUS_WEIGHT = {
+    "pending": 1.0,
+    "in_progress": 1.0,
+    "blocked": 1.0,
+    "done": 0.95,
+    "cancelled": 0.5,
+}
+
+VectorSearch = Callable[[str, str, int], Sequence[tuple[str, float]]]
+"""``(project, text, k) -> [(task_id, cosine similarity)]``, best first."""
+
+
+def similarity(a_norm: str, b_norm: str) -> float:
+    """Full-text similarity of two *normalized* texts in [0, 1] (see the module doc)."""
+    if not a_norm or not b_norm:
+        return 0.0
+    return (
+        max(
+            fuzz.ratio(a_norm, b_norm),
+            fuzz.token_sort_ratio(a_norm, b_norm),
+            TOKEN_SET_CAP * fuzz.token_set_ratio(a_norm, b_norm),
+        )
+        / 100.0
+    )
+
+
+def _naive_utc(value: datetime) -> datetime:
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def recency_weight(updated_at: datetime | None, now: datetime) -> float:
+    if updated_at is None:
+        return 1.0
+    days = max(0.0, (_naive_utc(now) - _naive_utc(updated_at)).total_seconds() / 86400.0)
+    return 0.9 + 0.1 * 0.5 ** (days / RECENCY_HALF_LIFE_DAYS)
+
+
+@dataclass(frozen=True)
+class TaskCandidate:
+    """One task a text may name, with the score and what it is made of."""
+
+    task_id: str
+    title: str
+    method: str  # exact | fulltext | vector
+    similarity: float
+    score: float
+    task_status: str
+    entity_status: str
+    stage: str
+    factors: dict[str, float] = field(default_factory=dict, compare=False)
+
+    @property
+    def eligible(self) -> bool:
+        """Whether this task may be a strict match at all (active and not cancelled)."""
+        return self.entity_status == "active" and self.task_status != "cancelled"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "title": self.title,
+            "method": self.method,
+            "similarity": round(self.similarity, 4),
+            "score": round(self.score, 4),
+            "task_status": self.task_status,
+        }
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    strict: TaskCandidate | None
+    identity: TaskCandidate | None
+    candidates: tuple[TaskCandidate, ...]  # best first, every method merged
+    reason: str  # exact_key | strict_threshold | below_threshold | gap_too_small | ineligible | no_candidates
+
+    @property
+    def top(self) -> TaskCandidate | None:
+        return self.candidates[0] if self.candidates else None
+
+
+@dataclass(frozen=True)
+class _Row:
+    task_id: str
+    title: str
+    stage: str
+    entity_status: str
+    task_status: str
+    updated_at: datetime | None
+    alias_norms: tuple[str, ...]
+    keys: frozenset[str]
+
+
+class TaskMatcher:
+    """Matches text against the tasks of one project, reading the task projection."""
+
+    def __init__(
+        self,
+        conn: duckdb.DuckDBPyConnection,
+        project: str | None,
+        *,
+        vector_search: VectorSearch | None = None,
+    ) -> None:
+        self.conn = conn
+        self.project = normalize_project(project)
+        self.vector_search = vector_search
+        self._prefix = f"task:{self.project}:"
+
+    def _rows(self) -> dict[str, _Row]:
+        rows = self.conn.execute(
+            "SELECT e.entity_id, e.title, e.stage, e.status,"
+            " json_extract_string(e.current_json, '$.status'), e.updated_at, a.canonical_key"
+            " FROM entity_aliases a JOIN entities e ON e.entity_id = a.entity_id"
+            " WHERE a.entity_type = 'task' AND e.entity_type = 'task'"
+            " AND starts_with(a.canonical_key, ?) ORDER BY e.entity_id, a.canonical_key",
+            [self._prefix],
+        ).fetchall()
+        out: dict[str, _Row] = {}
+        for tid, title, stage, estatus, tstatus, updated, key in rows:
+            norm = key[len(self._prefix) :]
+            row = out.get(tid)
+            if row is None:
+                out[tid] = _Row(
+                    tid,
+                    title,
+                    stage,
+                    estatus,
+                    tstatus or "pending",
+                    updated,
+                    (norm,),
+                    frozenset({key}),
+                )
+            else:
+                out[tid] = _Row(
+                    tid,
+                    title,
+                    stage,
+                    estatus,
+                    row.task_status,
+                    updated,
+                    (*row.alias_norms, norm),
+                    row.keys | {key},
+                )
+        return out
+
+    def _candidate(self, row: _Row, method: str, sim: float, now: datetime) -> TaskCandidate:
+        factors = {
+            "similarity": sim,
+            "base": BASE_WEIGHT[method],
+            "stage": STAGE_WEIGHT.get(row.stage, 0.95),
+            "entity_status": ENTITY_STATUS_WEIGHT.get(row.entity_status, 0.5),
+            "task_status": TASK_STATUS_WEIGHT.get(row.task_status, 0.5),
+            "recency": recency_weight(row.updated_at, now),
+        }
+        score = 1.0
+        for value in factors.values():
+            score *= value
+        return TaskCandidate(
+            task_id=row.task_id,
+            title=row.title,
+            method=method,
+            similarity=sim,
+            score=score,
+            task_status=row.task_status,
+            entity_status=row.entity_status,
+            stage=row.stage,
+            factors=factors,
+        )
+
+    def candidates(
+        self,
+        text: str,
+        *,
+        exclude: Collection[str] = (),
+        now: datetime | None = None,
+    ) -> tuple[list[TaskCandidate], TaskCandidate | None]:
+        """Every scored candidate (best first) and the exact-key hit, if any."""
+        now = now or datetime.now(UTC)
+        norm = normalize_text(text) if isinstance(text, str) else ""
+        if not norm:
+            return [], None
+        key = task_key(self.project, text)
+        rows = {tid: r for tid, r in self._rows().items() if tid not in exclude}
+        best: dict[str, TaskCandidate] = {}
+
+        def offer(cand: TaskCandidate) -> None:
+            old = best.get(cand.task_id)
+            if old is None or (cand.score, cand.method == "exact") > (
+                old.score,
+                old.method == "exact",
+            ):
+                best[cand.task_id] = cand
+
+        identity: TaskCandidate | None = None
+        for row in rows.values():
+            if key in row.keys:
+                identity = self._candidate(row, "exact", 1.0, now)
+                offer(identity)
+                continue
+            sim = max(similarity(norm, alias) for alias in row.alias_norms)
+            if sim > 0:
+                offer(self._candidate(row, "fulltext", sim, now))
+        if self.vector_search is not None:
+            for tid, cosine in self.vector_search(self.project, text, 10):
+                if tid in rows:
+                    offer(self._candidate(rows[tid], "vector", max(0.0, min(1.0, cosine)), now))
+        ranked = sorted(best.values(), key=lambda c: (-c.score, c.task_id))
+        return ranked, identity
+
+    def match(
+        self,
+        text: str,
+        *,
+        exclude: Collection[str] = (),
+        now: datetime | None = None,
+    ) -> MatchResult:
+        """The strict match for `text` (or None) and the ranked candidates."""
+        ranked, identity = self.candidates(text, exclude=exclude, now=now)
+        if not ranked:
+            return MatchResult(None, identity, (), "no_candidates")
+        top = ranked[0]
+        second = ranked[1].score if len(ranked) > 1 else 0.0
+        if identity is not None and identity.eligible:
+            return MatchResult(identity, identity, tuple(ranked), "exact_key")
+        if not top.eligible:
+            reason = "ineligible"
+        elif top.score < STRICT_SCORE:
+            reason = "below_threshold"
+        elif top.score - second < STRICT_GAP:
+            reason = "gap_too_small"
+        else:
+            return MatchResult(top, identity, tuple(ranked), "strict_threshold")
+        return MatchResult(None, identity, tuple(ranked), reason)
+
+    def suggest_candidates(
+        self,
+        text: str,
+        k: int = 5,
+        *,
+        exclude: Collection[str] = (),
+        now: datetime | None = None,
+        min_score: float = SUGGEST_MIN,
+    ) -> list[TaskCandidate]:
+        """Up to `k` candidates scoring at least `min_score`, best first."""
+        ranked, _ = self.candidates(text, exclude=exclude, now=now)
+        return [c for c in ranked if c.score >= min_score][:k]
+
+
+def candidates_json(candidates: Sequence[TaskCandidate]) -> list[dict[str, Any]]:
+    return [c.to_json() for c in candidates]

@@ -1,0 +1,573 @@
+"""TaskResolver: turns task mentions from extracted entries into task events.
+
+The pipeline calls, inside its write transaction, after the session's entries exist::
+
+    TaskResolver(conn, project, build_id=build_id).resolve(mentions) -> list[StoredEvent]
+
+For each `TaskMention`, in order:
+
+1. **Already processed?** The receipt ``task_mentioned`` has dedupe key
+   ``task_mentioned:{mention_key}`` (`axiom.tasks.events.mention_key`: entry id + title).
+   If it exists, the mention is skipped: re-processing a session appends nothing, even
+   when later sessions have moved the task on since.
+2. **Validate.** No entry id or a title with no letters/digits → one
+   ``task_input_rejected`` and no task (never a stub). An unknown status or priority
+   word, or a TodoWrite item without a status, is recorded as ``task_input_rejected``
+   for that field and the rest of the mention is still used.
+3. **Match** (`TaskMatcher`): the exact canonical-key hit is the same task; else a strict
+   match (see `axiom.tasks.matcher`) is the same task and the new wording becomes an
+   alias; else a new task is created (`decide_create`: never done on creation, blocked
+   without blockers gets a placeholder condition). Non-strict candidates are kept on the
+   receipt as possible duplicates.
+4. **Stale observations.** A mention observed before the newest status observation
+   already recorded for the task (``observed_at`` older) does not move status or
+   priority: a differing status is recorded as ``task_transition_rejected`` with reason
+   ``stale_observation``, and its blockers only as suggestions. This keeps a late
+   re-import of an old session from undoing newer progress.
+5. **Decide** with `axiom.tasks.state` (`decide_priority`, `decide_status`,
+   `decide_blockers`): blockers ``replace`` when the evidence aligned, ``suggest``
+   otherwise; illegal transitions are recorded as ``task_transition_rejected``.
+   Blockers come from `BlockerResolver`; their ``condition_declared`` /
+   ``artifact_declared`` events (and the placeholder's) are appended first.
+6. A new task whose text equals an open condition's text resolves that condition to it
+   (``condition_resolved_to``).
+7. Append everything (each event with a deterministic dedupe key), then advance the
+   `TaskProjector` in the same transaction, so the next mention sees this one's task.
+
+The resolver reads the task projection (entities / aliases) for matching and current
+state, and keeps it current itself by running `TaskProjector` before the first mention
+and after each one. All reads and decisions for a mention happen before its first append,
+so an unexpected error while planning is recorded as ``task_input_rejected``
+(``internal_error``) instead of aborting the pipeline's transaction half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+
+from axiom.store.events import EventStore, NewEvent, StoredEvent
+from axiom.store.projection import _set_offset as set_offset
+from axiom.store.projection import run_projector
+from axiom.tasks.blockers import BlockerResolver, ResolvedBlockers, condition_key_for_text
+from axiom.tasks.canonical import entity_id_for, normalize_project, normalize_text, task_key
+from axiom.tasks.events import (
+    CONDITION_RESOLVED_TO,
+    TASK_INPUT_REJECTED,
+    TASK_MENTIONED,
+    digest,
+    mention_key,
+)
+from axiom.tasks.matcher import MatchResult, TaskMatcher, VectorSearch, candidates_json
+from axiom.tasks.projector import TaskProjector
+from axiom.tasks.state import (
+    BLOCKED,
+    DONE,
+    TASK_BLOCKERS_SET,
+    TASK_CREATED,
+    TASK_TRANSITION_REJECTED,
+    BlockerRef,
+    Event,
+    TaskState,
+    coerce_priority,
+    coerce_status,
+    decide_blockers,
+    decide_create,
+    decide_priority,
+    decide_status,
+    evolve,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = ["TaskMention", "TaskResolver", "load_task_state"]
+
+REASON_STALE = "stale_observation"
+
+
+@dataclass(frozen=True)
+class TaskMention:
+    """One observation of a task, as the pipeline hands it over.
+
+    `status` and `priority` are the extractor's raw words (None when not stated);
+    `evidence_aligned` says whether the entry's evidence aligned with the transcript
+    (it decides ``replace`` vs ``suggest`` for blockers); `observed_at` is when the
+    observation was made in the transcript (the message time), if known — a datetime
+    (aware or naive UTC) or an ISO-8601 string; anything else counts as unknown.
+    """
+
+    entry_id: str
+    session_id: str
+    title: str
+    status: str | None = None
+    priority: str | None = None
+    blocked_by: tuple[str, ...] = ()
+    evidence_aligned: bool = False
+    source: str = "text"
+    observed_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        blocked = self.blocked_by
+        if blocked is None:
+            blocked = ()
+        elif isinstance(blocked, str):
+            blocked = (blocked,)
+        elif not isinstance(blocked, tuple):
+            try:
+                blocked = tuple(blocked)
+            except TypeError:
+                blocked = (blocked,)
+        object.__setattr__(self, "blocked_by", blocked)
+
+    @classmethod
+    def from_entry(
+        cls,
+        entry: Any,
+        session_id: str,
+        *,
+        evidence_aligned: bool,
+        observed_at: datetime | None = None,
+    ) -> TaskMention | None:
+        """The mention carried by an `ExtractedEntry` (None when it has no task fields)."""
+        task = getattr(entry, "task", None)
+        if task is None:
+            return None
+        return cls(
+            entry_id=entry.entry_id,
+            session_id=session_id,
+            title=task.title,
+            status=task.status,
+            priority=task.priority,
+            blocked_by=tuple(task.blocked_by),
+            evidence_aligned=evidence_aligned,
+            source=task.source,
+            observed_at=observed_at,
+        )
+
+
+def _naive_utc(value: Any) -> datetime | None:
+    """A naive UTC datetime from a datetime or an ISO-8601 string (else None)."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat(timespec="microseconds") if value is not None else None
+
+
+def load_task_state(
+    conn: duckdb.DuckDBPyConnection, task_id: str
+) -> tuple[TaskState, dict[str, Any]] | None:
+    """The projected state of a task and its projection extras (None if unknown)."""
+    row = conn.execute(
+        "SELECT current_json FROM entities WHERE entity_id = ? AND entity_type = 'task'",
+        [task_id],
+    ).fetchone()
+    if row is None:
+        return None
+    data = json.loads(row[0])
+    return TaskState.from_json(data), data
+
+
+class TaskResolver:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        conn: duckdb.DuckDBPyConnection,
+        project: str | None,
+        *,
+        build_id: str | None = None,
+        actor: str = "task_resolver",
+        vector_search: VectorSearch | None = None,
+    ) -> None:
+        self.conn = conn
+        self.project = normalize_project(project)
+        self.build_id = build_id
+        self.actor = actor
+        self.store = EventStore(conn)
+        self.projector = TaskProjector()
+        self.matcher = TaskMatcher(conn, self.project, vector_search=vector_search)
+        self.blockers = BlockerResolver(conn, self.project, self.matcher)
+
+    # ------------------------------------------------------------------ public
+
+    def resolve(self, items: Sequence[TaskMention] | Iterable[TaskMention]) -> list[StoredEvent]:
+        """Process `items` in order; return the events this call appended (none on a re-run)."""
+        run_projector(self.conn, self.projector)
+        appended: list[StoredEvent] = []
+        last_projected: StoredEvent | None = None
+        for item in items:
+            try:
+                planned = self._plan(item)
+            except Exception as exc:  # one bad mention must not abort the session
+                log.exception("task resolver could not plan a mention: %r", item)
+                planned = [self._internal_error(item, exc)]
+            for new in planned:
+                result = self.store.append(new)
+                if not result.created:
+                    continue
+                appended.append(result.event)
+                if result.event.event_type in self.projector.event_types:
+                    # Exactly what run_projector would fetch next: the projection was
+                    # caught up above and these are the newest events in (ts, id) order.
+                    self.projector.apply(self.conn, result.event)
+                    last_projected = result.event
+        if last_projected is not None:
+            set_offset(self.conn, self.projector.name, last_projected)
+        return appended
+
+    # ------------------------------------------------------------------ planning
+
+    def _new(
+        self, event_type: str, payload: dict[str, Any], dedupe_key: str, session_id: Any
+    ) -> NewEvent:
+        return NewEvent(
+            event_type,
+            payload,
+            dedupe_key=dedupe_key,
+            session_id=session_id if isinstance(session_id, str) else None,
+            actor=self.actor,
+            build_id=self.build_id,
+        )
+
+    def _with_meta(self, event: NewEvent) -> NewEvent:
+        return NewEvent(
+            event.event_type,
+            event.payload,
+            dedupe_key=event.dedupe_key,
+            session_id=event.session_id,
+            actor=self.actor,
+            build_id=self.build_id,
+        )
+
+    def _rejection(
+        self,
+        mkey: str,
+        *,
+        task_id: str | None,
+        entry_id: Any,
+        session_id: Any,
+        field: str,
+        value: Any,
+        reason: str,
+    ) -> NewEvent:
+        value = value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
+        payload = {
+            "task_id": task_id,
+            "entry_id": entry_id if isinstance(entry_id, str) else None,
+            "session_id": session_id if isinstance(session_id, str) else None,
+            "field": field,
+            "value": value,
+            "reason": reason,
+        }
+        key = f"{TASK_INPUT_REJECTED}:{mkey}:{field}:{digest([value, reason])}"
+        return self._new(TASK_INPUT_REJECTED, payload, key, session_id)
+
+    def _internal_error(self, item: Any, exc: Exception) -> NewEvent:
+        entry_id = getattr(item, "entry_id", None)
+        title = getattr(item, "title", None)
+        session_id = getattr(item, "session_id", None)
+        mkey = mention_key(entry_id if isinstance(entry_id, str) else repr(entry_id), title)
+        return self._rejection(
+            mkey,
+            task_id=None,
+            entry_id=entry_id,
+            session_id=session_id,
+            field="mention",
+            value=title if isinstance(title, str) else repr(title),
+            reason=f"internal_error: {type(exc).__name__}: {exc}",
+        )
+
+    def _plan(self, m: TaskMention) -> list[NewEvent]:
+        entry_id = m.entry_id.strip() if isinstance(m.entry_id, str) else ""
+        session_id = m.session_id if isinstance(m.session_id, str) else None
+        title = m.title
+        if not entry_id:
+            mkey = mention_key(f"session:{session_id}", title)
+            return [
+                self._rejection(
+                    mkey,
+                    task_id=None,
+                    entry_id=None,
+                    session_id=session_id,
+                    field="mention",
+                    value=title if isinstance(title, str) else repr(title),
+                    reason="missing_entry_id",
+                )
+            ]
+        mkey = mention_key(entry_id, title)
+        if self.store.get_by_dedupe_key(f"{TASK_MENTIONED}:{mkey}") is not None:
+            return []
+        if not isinstance(title, str) or not normalize_text(title):
+            return [
+                self._rejection(
+                    mkey,
+                    task_id=None,
+                    entry_id=entry_id,
+                    session_id=session_id,
+                    field="title",
+                    value=title,
+                    reason="empty_title",
+                )
+            ]
+        title = " ".join(title.split())
+
+        problems: list[tuple[str, Any, str]] = []
+        status = coerce_status(m.status) if isinstance(m.status, str) else None
+        if m.status is not None and status is None:
+            problems.append(("status", m.status, "unknown_status"))
+        if m.status is None and m.source == "todowrite":
+            problems.append(("status", None, "missing_status"))
+        priority = coerce_priority(m.priority) if isinstance(m.priority, str) else None
+        if m.priority is not None and priority is None:
+            problems.append(("priority", m.priority, "unknown_priority"))
+
+        observed = _naive_utc(m.observed_at)
+        aligned = bool(m.evidence_aligned)
+        key = task_key(self.project, title)
+        match = self.matcher.match(title, now=observed)
+        target = match.identity or match.strict
+        where = {
+            "entry_id": entry_id,
+            "session_id": session_id,
+            "observed_at": _iso(observed),
+            "source": m.source if isinstance(m.source, str) else None,
+        }
+
+        if target is None:
+            task_id = entity_id_for(key)
+            resolved = self._blockers(m, task_id, entry_id, session_id, observed)
+            decided = decide_create(
+                task_id, title, key, self.project, status, priority, resolved.refs,
+                evidence_aligned=aligned,
+            )  # fmt: skip
+            created = decided[0][1]
+            created.update(where, evidence_aligned=aligned)
+            if status == DONE:
+                created["requested_status"] = DONE
+            extra = self._auto_resolution(task_id, title, entry_id, session_id)
+            stale = False
+            canonical = key
+        else:
+            task_id = target.task_id
+            loaded = load_task_state(self.conn, task_id)
+            if loaded is None:  # projection out of step with the alias table
+                raise LookupError(f"task {task_id} is matched but has no projected state")
+            state, data = loaded
+            canonical = state.canonical_key
+            last = _naive_utc(data.get("last_status_observed_at"))
+            stale = observed is not None and last is not None and observed < last
+            needs_blockers = bool(m.blocked_by) or status == BLOCKED
+            resolved = (
+                self._blockers(m, task_id, entry_id, session_id, observed)
+                if needs_blockers
+                else ResolvedBlockers()
+            )
+            decided = self._decide_existing(
+                state, status, priority, resolved, aligned, stale, entry_id, observed, last, m
+            )
+            extra = []
+
+        task_events: list[NewEvent] = []
+        for event_type, payload in decided:
+            if event_type != TASK_CREATED:
+                payload.update(where)
+                dedupe = f"{event_type}:{task_id}:{mkey}:{digest(payload)}"
+            else:
+                dedupe = f"{TASK_CREATED}:{task_id}"
+            task_events.append(self._new(event_type, payload, dedupe, session_id))
+
+        declarations = self._declarations(decided, resolved, task_id, entry_id, session_id)
+        for text_problem in resolved.problems:
+            problems.append(("blocked_by", text_problem.text, text_problem.reason))
+        rejections = [
+            self._rejection(
+                mkey,
+                task_id=task_id,
+                entry_id=entry_id,
+                session_id=session_id,
+                field=f,
+                value=v,
+                reason=r,
+            )
+            for f, v, r in problems
+        ]
+        receipt = self._new(
+            TASK_MENTIONED,
+            {
+                "task_id": task_id,
+                "title": title,
+                "alias_key": key if key != canonical else None,
+                "match": self._match_json(match, target),
+                "candidates": candidates_json(
+                    [c for c in match.candidates if c.task_id != task_id][:3]
+                ),
+                "status": status,
+                "priority": priority,
+                "evidence_aligned": aligned,
+                "stale": stale,
+                **where,
+            },
+            f"{TASK_MENTIONED}:{mkey}",
+            session_id,
+        )
+        return [*declarations, *task_events, *extra, *rejections, receipt]
+
+    def _blockers(
+        self,
+        m: TaskMention,
+        task_id: str,
+        entry_id: str,
+        session_id: str | None,
+        observed: datetime | None,
+    ) -> ResolvedBlockers:
+        return self.blockers.resolve(
+            m.blocked_by, task_id=task_id, entry_id=entry_id, session_id=session_id, now=observed
+        )
+
+    def _decide_existing(
+        self,
+        state: TaskState,
+        status: str | None,
+        priority: str | None,
+        resolved: ResolvedBlockers,
+        aligned: bool,
+        stale: bool,
+        entry_id: str,
+        observed: datetime | None,
+        last: datetime | None,
+        m: TaskMention,
+    ) -> list[Event]:
+        events: list[Event] = []
+        current = state
+
+        def take(new: list[Event]) -> None:
+            nonlocal current
+            for event_type, payload in new:
+                events.append((event_type, payload))
+                current = evolve(current, event_type, payload)  # type: ignore[assignment]
+
+        reason = f"observed in entry {entry_id}"
+        if not stale:
+            take(decide_priority(current, priority))
+        blockers_done = False
+        if status is not None and status != current.status:
+            if stale:
+                take(
+                    [
+                        (
+                            TASK_TRANSITION_REJECTED,
+                            {
+                                "task_id": current.task_id,
+                                "from": current.status,
+                                "to": status,
+                                "reason": f"{REASON_STALE}: observed {_iso(observed)},"
+                                f" status last observed {_iso(last)}",
+                            },
+                        )
+                    ]
+                )
+            else:
+                decided = decide_status(
+                    current,
+                    status,
+                    reason,
+                    resolved.refs if status == BLOCKED else (),
+                    evidence_aligned=aligned,
+                )
+                if decided and decided[-1][0] == TASK_TRANSITION_REJECTED:
+                    decided[-1][1]["blocked_by"] = [
+                        b if isinstance(b, str) else repr(b) for b in m.blocked_by
+                    ]
+                    take(decided)
+                    return events
+                take(decided)
+                blockers_done = status == BLOCKED
+        if not blockers_done and (resolved.refs or current.status == BLOCKED):
+            take(decide_blockers(current, resolved.refs, aligned and not stale))
+        return events
+
+    def _declarations(
+        self,
+        decided: list[Event],
+        resolved: ResolvedBlockers,
+        task_id: str,
+        entry_id: str,
+        session_id: str | None,
+    ) -> list[NewEvent]:
+        """Declaration events for every condition/artifact the decided events refer to."""
+        out: dict[str, NewEvent] = {}
+        for event_type, payload in decided:
+            if event_type != TASK_BLOCKERS_SET:
+                continue
+            for data in payload.get("blockers") or ():
+                ref = BlockerRef.from_json(data)
+                if ref.entity_id in out:
+                    continue
+                if ref.entity_id in resolved.declarations:
+                    out[ref.entity_id] = self._with_meta(resolved.declarations[ref.entity_id])
+                elif ref.auto_placeholder:
+                    out[ref.entity_id] = self._with_meta(
+                        self.blockers.placeholder_declaration(
+                            ref, task_id, entry_id=entry_id, session_id=session_id
+                        )
+                    )
+        return list(out.values())
+
+    def _auto_resolution(
+        self, task_id: str, title: str, entry_id: str, session_id: str | None
+    ) -> list[NewEvent]:
+        """``condition_resolved_to`` for an open condition whose text is this new task's."""
+        try:
+            cid = entity_id_for(condition_key_for_text(self.project, title))
+        except ValueError:
+            return []
+        row = self.conn.execute(
+            "SELECT json_extract_string(current_json, '$.status') FROM entities"
+            " WHERE entity_id = ? AND entity_type = 'condition'",
+            [cid],
+        ).fetchone()
+        if row is None or row[0] != "open":
+            return []
+        payload = {
+            "condition_id": cid,
+            "target_id": task_id,
+            "target_kind": "task",
+            "reason": "a task with the same text was created",
+            "entry_id": entry_id,
+            "session_id": session_id,
+        }
+        return [
+            self._new(
+                CONDITION_RESOLVED_TO,
+                payload,
+                f"{CONDITION_RESOLVED_TO}:{cid}:{task_id}",
+                session_id,
+            )
+        ]
+
+    @staticmethod
+    def _match_json(match: MatchResult, target: Any) -> dict[str, Any]:
+        if target is None:
+            return {"method": "new", "reason": match.reason, "score": None, "similarity": None}
+        return {
+            "method": target.method,
+            "reason": match.reason,
+            "score": round(target.score, 4),
+            "similarity": round(target.similarity, 4),
+        }

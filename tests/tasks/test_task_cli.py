@@ -1,0 +1,161 @@
+"""`python -m axiom blocked | task show | tasks | conditions resolved`, on the bundled
+sample session run through the rule extractor and the task resolver."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from axiom.extract.rules import RuleExtractor
+from axiom.ingest.claude_code import parse_claude_code
+from axiom.store.db import Database
+from axiom.tasks.canonical import entity_id_for, task_key
+from axiom.tasks.cli import register
+from axiom.tasks.commands import resolve_condition
+from axiom.tasks.resolver import TaskMention, TaskResolver
+
+
+def main(argv: Sequence[str]) -> int:
+    """`python -m axiom` restricted to the task commands (`axiom.cli.build_parser` adds
+    them with the same `register`)."""
+    parser = argparse.ArgumentParser(prog="python -m axiom")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(list(argv))
+    return int(args.func(args))
+
+
+def _when(stamp: str | None) -> datetime | None:
+    return datetime.fromisoformat(stamp) if stamp else None
+
+
+def process_sample(db: Database, path: Path) -> tuple[str, int]:
+    """What the pipeline does for tasks: extract, build mentions, resolve in one write unit."""
+    transcript = parse_claude_code(path).transcripts[0]
+    result = RuleExtractor().extract(transcript)
+    mentions = [
+        TaskMention.from_entry(
+            entry,
+            transcript.session_id,
+            evidence_aligned=True,
+            observed_at=_when(transcript.messages[entry.evidence[0].message_index].timestamp),
+        )
+        for entry in result.entries
+        if entry.task is not None
+    ]
+    with db.write() as conn:
+        appended = TaskResolver(conn, transcript.project).resolve([m for m in mentions if m])
+    return transcript.project, len(appended)
+
+
+@pytest.fixture
+def sample(db: Database, sample_session: Path) -> str:
+    project, appended = process_sample(db, sample_session)
+    assert appended > 0
+    return project
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_blocked_lists_each_blocked_task_with_its_effective_blockers(sample, capsys) -> None:
+    code, out, _ = run(capsys, "blocked")
+    assert code == 0
+    blocks = [b for b in out.split("\ntsk_") if b]
+    publishing = next(b for b in blocks if "Publishing" in b)
+    assert "blocked by artifact" in publishing and "PLAT-142" in publishing
+    korean = next(b for b in blocks if "배포" in b)
+    assert "blocked by condition" in korean and "레지스트리 인증서 교체" in korean
+
+    code, out, _ = run(capsys, "blocked", "--json")
+    data = json.loads(out)
+    assert {t["title"] for t in data} >= {"Publishing", "배포", "Package publish task"}
+    assert all(t["status"] == "blocked" and t["blockers"] for t in data)
+
+
+def test_task_show_prints_the_full_event_history(sample, capsys) -> None:
+    task_id = entity_id_for(task_key(sample, "Write the events migration"))
+    code, out, _ = run(capsys, "task", "show", task_id)
+    assert code == 0
+    assert "status:    done" in out
+    for expected in (
+        "task_created",
+        "task_status_changed",
+        "in_progress -> done",
+        "task_mentioned",
+        "history (",
+    ):
+        assert expected in out
+
+    code, out, _ = run(capsys, "task", "show", task_id[:10], "--json")
+    data = json.loads(out)
+    assert data["task_id"] == task_id
+    assert [h["event_type"] for h in data["history"]][0] == "task_created"
+    assert len(data["evidence"]) == 2
+
+
+def test_task_show_of_an_unknown_id_is_a_clear_error(sample, capsys) -> None:
+    code, out, err = run(capsys, "task", "show", "tsk_doesnotexist")
+    assert code == 1
+    assert "unknown task id 'tsk_doesnotexist'" in err
+
+
+def test_tasks_filters_by_status(sample, capsys) -> None:
+    code, out, _ = run(capsys, "tasks", "--status", "done")
+    assert code == 0 and "Write the events migration" in out
+    assert "Build the Claude Code importer" not in out
+
+    code, out, _ = run(capsys, "tasks", "--status", "in_progress", "--json")
+    assert [t["title"] for t in json.loads(out)] == ["Build the Claude Code importer"]
+
+    with pytest.raises(SystemExit):
+        main(["tasks", "--status", "sleeping"])
+
+
+def test_conditions_resolved_lists_resolutions(db, sample, capsys) -> None:
+    code, out, _ = run(capsys, "conditions", "resolved")
+    assert code == 0 and "no resolved conditions" in out
+
+    with db.write() as conn:
+        condition = conn.execute(
+            "SELECT entity_id FROM entities WHERE entity_type = 'condition' AND title = ?",
+            ["레지스트리 인증서 교체"],
+        ).fetchone()[0]
+        target = entity_id_for(task_key(sample, "Publish the package to the internal index"))
+        resolve_condition(conn, condition, target, reason="the certificate swap is that task")
+
+    code, out, _ = run(capsys, "conditions", "resolved", "--json")
+    [row] = json.loads(out)
+    assert (row["condition_id"], row["target_id"]) == (condition, target)
+    assert row["blocking"] == [entity_id_for(task_key(sample, "배포"))]
+
+    code, out, _ = run(capsys, "blocked")
+    korean = next(b for b in out.split("\ntsk_") if "배포" in b)
+    assert "Publish the package to the internal index" in korean and "via condition" in korean
+
+
+def test_processing_the_sample_twice_creates_nothing(db, sample, sample_session) -> None:
+    with db.read() as conn:
+        before = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        edges = conn.execute("SELECT count(*) FROM edges").fetchone()[0]
+    assert process_sample(db, sample_session)[1] == 0
+    with db.read() as conn:
+        assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == before
+        assert conn.execute("SELECT count(*) FROM edges").fetchone()[0] == edges
+
+
+def test_the_axiom_cli_has_the_task_commands() -> None:
+    from axiom.cli import build_parser  # imported here: the CLI module pulls in every stage
+
+    parser = build_parser()
+    assert parser.parse_args(["blocked", "--json"]).json is True
+    assert parser.parse_args(["task", "show", "tsk_1"]).task_id == "tsk_1"
+    assert parser.parse_args(["tasks", "--status", "blocked"]).status == "blocked"
+    assert parser.parse_args(["conditions", "resolved"]).func.__name__ == "cmd_conditions_resolved"
