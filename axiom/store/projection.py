@@ -31,7 +31,7 @@ def get_offset(conn: duckdb.DuckDBPyConnection, name: str) -> tuple[datetime | N
     return (row[0], row[1]) if row else (None, None)
 
 
-def _set_offset(conn: duckdb.DuckDBPyConnection, name: str, event: StoredEvent) -> None:
+def set_offset(conn: duckdb.DuckDBPyConnection, name: str, event: StoredEvent) -> None:
     conn.execute(
         "INSERT INTO projection_offsets (projector_name, last_ts, last_event_id) VALUES (?, ?, ?)"
         " ON CONFLICT (projector_name) DO UPDATE SET"
@@ -51,7 +51,7 @@ def run_projector(conn: duckdb.DuckDBPyConnection, projector: Projector, batch: 
             return applied
         for event in events:
             projector.apply(conn, event)
-        _set_offset(conn, projector.name, events[-1])
+        set_offset(conn, projector.name, events[-1])
         applied += len(events)
 
 

@@ -53,7 +53,7 @@ from typing import Any
 import duckdb
 
 from axiom.store.events import EventStore, NewEvent, StoredEvent
-from axiom.store.projection import _set_offset as set_offset
+from axiom.store.projection import set_offset
 from axiom.store.projection import run_projector
 from axiom.tasks.blockers import BlockerResolver, ResolvedBlockers, condition_key_for_text
 from axiom.tasks.canonical import entity_id_for, normalize_project, normalize_text, task_key
