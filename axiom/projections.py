@@ -6,14 +6,23 @@ scheduled job) and `rebuild_all` (replay) then both pick it up.
 
 from __future__ import annotations
 
+from axiom.evidence.citations import CitationProjector
 from axiom.ingest.session_projector import SessionProjector
+from axiom.pipeline.builds import BuildProjector
+from axiom.pipeline.entry_projector import EntryProjector
 from axiom.store.db import Database
 from axiom.store.projection import Projector, rebuild, run_projector
 from axiom.tasks.projector import TaskProjector
 
 
 def all_projectors() -> list[Projector]:
-    return [SessionProjector(), TaskProjector()]
+    return [
+        SessionProjector(),
+        BuildProjector(),
+        EntryProjector(),
+        CitationProjector(),
+        TaskProjector(),
+    ]
 
 
 def project_all(db: Database) -> dict[str, int]:

@@ -1,0 +1,194 @@
+"""CLI commands over the memory pipeline: process, entries, entry, export."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from axiom.evidence.citations import get_citation, normalize_citation_id
+from axiom.ingest.session_queries import list_messages, list_sessions
+from axiom.pipeline.entry_queries import entry_history, get_entry, list_entries
+from axiom.pipeline.factory import configured_pipeline
+from axiom.pipeline.process import ProcessReport, process_session
+from axiom.store.db import Database
+
+
+def process_sessions(
+    db: Database, session_ids: Iterable[str], progress: bool = False
+) -> list[ProcessReport]:
+    """Run the pipeline over each session; a failing session is reported, the rest go on."""
+    pipeline = configured_pipeline()
+    ids = list(dict.fromkeys(session_ids))
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(ids), unit="session", file=sys.stderr)
+    reports = []
+    for sid in ids:
+        reports.append(process_session(db, sid, pipeline))
+        if bar:
+            bar.update()
+    if bar:
+        bar.close()
+    return reports
+
+
+def all_session_ids(db: Database) -> list[str]:
+    with db.read() as conn:
+        return [
+            r[0]
+            for r in conn.execute("SELECT session_id FROM sessions ORDER BY session_id").fetchall()
+        ]
+
+
+def summarize(reports: list[ProcessReport]) -> str:
+    failed = [r for r in reports if r.status != "success"]
+    done = [r for r in reports if not r.skipped and r.status == "success"]
+    entries = sum(r.entries for r in done)
+    text = f"processed {len(done)} session(s) ({entries} entries), {len(reports) - len(done) - len(failed)} already up to date"
+    for r in failed:
+        text += f"\nsession {r.session_id}: pipeline failed: {r.error}"
+    return text
+
+
+def cmd_process(args: argparse.Namespace) -> int:
+    from axiom.cli import open_database
+
+    db = open_database()
+    ids = args.session_ids or all_session_ids(db)
+    reports = process_sessions(db, ids, progress=sys.stderr.isatty())
+    print(summarize(reports))
+    return 1 if any(r.status != "success" for r in reports) else 0
+
+
+def cmd_entries(args: argparse.Namespace) -> int:
+    from axiom.cli import open_database
+
+    with open_database().read() as conn:
+        rows = list_entries(conn, stage=args.stage, entry_type=args.type, status=args.status)
+    for row in rows:
+        if args.json:
+            print(json.dumps(row.to_json(), ensure_ascii=False))
+        else:
+            print(
+                f"{row.entry_id}  {row.stage:<9} {row.status:<10} {row.entry_type:<9} {row.title}"
+            )
+    if not args.json:
+        print(f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'}", file=sys.stderr)
+    return 0
+
+
+def cmd_entry(args: argparse.Namespace) -> int:
+    from axiom.cli import open_database
+
+    with open_database().read() as conn:
+        row = get_entry(conn, args.entry_id)
+        history = entry_history(conn, args.entry_id) if row else []
+    if row is None:
+        print(f"error: no entry {args.entry_id!r}", file=sys.stderr)
+        return 1
+    data = {**row.to_json(), "history": history}
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return 0
+    print(f"{row.entry_id}  [{row.entry_type}] {row.title}")
+    print(f"stage {row.stage}, status {row.status}, session {row.session_id}")
+    print(row.content)
+    for ev in row.evidence:
+        where = f"message {ev['message_index']} [{ev.get('span_start')}:{ev.get('span_end')}]"
+        state = ev.get("method") or f"not aligned: {ev.get('failure_reason')}"
+        print(f"  evidence {where} {state}: {ev.get('quote')!r}")
+    for h in history:
+        print(f"  {h['ts']} {h['type']} {json.dumps(h['payload'], ensure_ascii=False)[:160]}")
+    return 0
+
+
+def export_lines(db: Database) -> Iterator[dict[str, Any]]:
+    """Sessions, their messages, then entries: one JSON object per line (stable field names)."""
+    with db.read() as conn:
+        page, total_pages = 1, 1
+        while page <= total_pages:
+            result = list_sessions(conn, page=page, per_page=200)
+            total_pages = max(1, -(-result.total // 200))
+            for s in result.sessions:
+                yield {
+                    "kind": "session",
+                    "session_id": s.session_id,
+                    "project": s.project,
+                    "source": s.source,
+                    "title": s.title,
+                    "started_at": s.started_at.isoformat() if s.started_at else None,
+                    "message_count": s.message_count,
+                }
+                for m in list_messages(conn, s.session_id):
+                    yield {
+                        "kind": "message",
+                        "session_id": s.session_id,
+                        "index": m.index,
+                        "role": m.role,
+                        "text": m.text,
+                        "ts": m.ts.isoformat() if m.ts else None,
+                        "meta": m.meta,
+                    }
+            page += 1
+        for entry in list_entries(conn):
+            yield entry.to_json()
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from axiom.cli import open_database
+
+    for line in export_lines(open_database()):
+        sys.stdout.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+    return 0
+
+
+def cmd_cite(args: argparse.Namespace) -> int:
+    from axiom.cli import open_database
+
+    with open_database().read() as conn:
+        citation = get_citation(conn, args.citation_id)
+    if citation is None:
+        print(f"error: no citation {normalize_citation_id(args.citation_id)!r}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(citation.to_json(), ensure_ascii=False, indent=2))
+        return 0
+    print(f"[{citation.citation_id}] {citation.entry_title or citation.entry_id}")
+    print(
+        f"session {citation.session_id}, message {citation.message_index} ({citation.role}),"
+        f" chars {citation.span_start}-{citation.span_end}, {citation.method}"
+    )
+    print(f"...{citation.before}>>>{citation.quote}<<<{citation.after}...")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("cite", help="open a citation: the cited span in its message")
+    p.add_argument("citation_id", help="mem:XXXXXX (the mem: prefix is optional)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_cite)
+
+    p = sub.add_parser("process", help="run the memory pipeline over sessions (default: all)")
+    p.add_argument("session_ids", nargs="*")
+    p.set_defaults(func=cmd_process)
+
+    p = sub.add_parser("entries", help="list memory entries")
+    p.add_argument("--stage", choices=["raw", "working", "candidate", "verified", "certified"])
+    p.add_argument("--type")
+    p.add_argument("--status")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.set_defaults(func=cmd_entries)
+
+    p = sub.add_parser("entry", help="show one entry with its evidence and history")
+    p.add_argument("entry_id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_entry)
+
+    p = sub.add_parser("export", help="export sessions, messages and entries as JSON lines")
+    p.add_argument("--json", action="store_true", help="JSON lines (the only format)")
+    p.set_defaults(func=cmd_export)

@@ -1,0 +1,70 @@
+"""Folds entry events into the `entries` table and queues each new entry for embedding.
+
+Entries are immutable in content; only `stage` (promotions) and `status` (conflicts) move.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import duckdb
+
+from axiom.store.events import StoredEvent
+
+ENTRY_CREATED = "entry_created"
+ENTRY_PROMOTED = "entry_promoted"
+ENTRY_STATUS_CHANGED = "entry_status_changed"
+
+
+def outbox_job_id(item_kind: str, item_id: str, embedding_version: str) -> str:
+    digest = hashlib.sha1(f"{item_kind}:{item_id}:{embedding_version}".encode()).hexdigest()
+    return f"job_{digest[:16]}"
+
+
+class EntryProjector:
+    name = "entries"
+    event_types = (ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED)
+    tables = ("entries", "vector_outbox")
+
+    def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
+        p: dict[str, Any] = event.payload
+        if event.event_type == ENTRY_CREATED:
+            self._create(conn, event, p)
+        elif event.event_type == ENTRY_PROMOTED:
+            conn.execute(
+                "UPDATE entries SET stage = ? WHERE entry_id = ?", [p["to"], p["entry_id"]]
+            )
+        elif event.event_type == ENTRY_STATUS_CHANGED:
+            conn.execute(
+                "UPDATE entries SET status = ?, superseded_by = ? WHERE entry_id = ?",
+                [p["to"], p.get("superseded_by"), p["entry_id"]],
+            )
+
+    def _create(
+        self, conn: duckdb.DuckDBPyConnection, event: StoredEvent, p: dict[str, Any]
+    ) -> None:
+        conn.execute(
+            "INSERT INTO entries (entry_id, created_ts, entry_type, title, content_json, stage,"
+            " status, build_id, evidence_json, canonical_key, session_id)"
+            " VALUES (?, ?, ?, ?, ?, 'raw', 'active', ?, ?, ?, ?) ON CONFLICT (entry_id) DO NOTHING",
+            [
+                p["entry_id"],
+                event.ts,
+                p["entry_type"],
+                p["title"],
+                json.dumps({"content": p["content"], "task": p.get("task")}, ensure_ascii=False),
+                event.build_id,
+                json.dumps(p["evidence"], ensure_ascii=False),
+                p["canonical_key"],
+                p["session_id"],
+            ],
+        )
+        version = p.get("embedding_version")
+        if version and version != "none":
+            conn.execute(
+                "INSERT INTO vector_outbox (job_id, item_kind, item_id, embedding_version, status)"
+                " VALUES (?, 'entry', ?, ?, 'pending') ON CONFLICT (job_id) DO NOTHING",
+                [outbox_job_id("entry", p["entry_id"], version), p["entry_id"], version],
+            )

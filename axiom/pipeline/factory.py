@@ -1,0 +1,37 @@
+"""Builds the configured pipeline from the environment.
+
+`AXIOM_LLM_URL` (+ `AXIOM_LLM_MODEL`, `AXIOM_LLM_API_KEY`) switches extraction to an
+OpenAI-compatible endpoint; without it the offline rule extractor runs.
+"""
+
+from __future__ import annotations
+
+import os
+
+from axiom.config import AxiomConfig
+from axiom.extract.rules import RuleExtractor
+from axiom.pipeline.process import Extractor, Pipeline
+
+
+def configured_extractor() -> Extractor:
+    url = os.environ.get("AXIOM_LLM_URL")
+    if not url:
+        return RuleExtractor()
+    from axiom.extract.llm import LLMExtractor
+
+    return LLMExtractor(
+        base_url=url,
+        model=os.environ.get("AXIOM_LLM_MODEL", "gpt-4o-mini"),
+        api_key=os.environ.get("AXIOM_LLM_API_KEY") or None,
+        timeout=float(os.environ.get("AXIOM_LLM_TIMEOUT", "60")),
+    )
+
+
+def configured_pipeline(config: AxiomConfig | None = None) -> Pipeline:
+    config = config or AxiomConfig.from_env()
+    return Pipeline(
+        extractor=configured_extractor(),
+        workdir=config.data_dir / "idris",
+        embedding_version=os.environ.get("AXIOM_EMBEDDING_VERSION", "none"),
+        embedder_model=os.environ.get("AXIOM_EMBEDDER", "none"),
+    )

@@ -1,0 +1,399 @@
+"""process_session: one ingested session → entries that carry proof.
+
+Slow work (extraction, alignment, validation) runs without holding the database lock; the
+results are then appended in one short write transaction. Every event has a deterministic
+dedupe key derived from the build id, so processing a session again appends nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import duckdb
+
+from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote
+from axiom.extract.types import ExtractedEntry, ExtractionResult, normalize_title
+from axiom.graduation.candidate import CandidateEntry, EvidenceSpan
+from axiom.graduation.idris import CheckResult, IdrisChecker
+from axiom.graduation.invariants import VALIDATOR_VERSION
+from axiom.graduation.policy import GraduationPolicy
+from axiom.ingest.session_projector import SESSION_INGESTED
+from axiom.ingest.transcript import Transcript
+from axiom.pipeline.builds import BUILD_FINISHED, BUILD_STARTED, BuildSpec, StageMetric
+from axiom.pipeline.entry_projector import ENTRY_CREATED, ENTRY_PROMOTED
+from axiom.pipeline.entry_queries import sessions_with_verified_key
+from axiom.store.db import Database
+from axiom.store.events import EventStore, NewEvent, StoredEvent
+from axiom.store.projection import run_projector
+from axiom.tasks.resolver import TaskMention, TaskResolver
+
+log = logging.getLogger("axiom.pipeline")
+T = TypeVar("T")
+
+
+class Extractor:  # the protocol every extractor satisfies (see axiom/extract)
+    name: str
+    model: str
+    prompt_hash: str
+
+    def extract(self, transcript: Transcript) -> ExtractionResult: ...
+
+
+@dataclass
+class Pipeline:
+    """The configured parts of the pipeline."""
+
+    extractor: Extractor
+    workdir: Path  # where the validator writes its .idr modules
+    aligner: EvidenceAligner = field(default_factory=EvidenceAligner)
+    checker: IdrisChecker = field(default_factory=IdrisChecker)
+    policy: GraduationPolicy = field(default_factory=GraduationPolicy)
+    embedder_model: str = "none"
+    embedding_version: str = "none"
+
+    @property
+    def spec(self) -> BuildSpec:
+        return BuildSpec(
+            extractor_model=f"{self.extractor.name}:{self.extractor.model}",
+            extractor_prompt_hash=self.extractor.prompt_hash,
+            embedder_model=self.embedder_model,
+            embedding_version=self.embedding_version,
+            idris_version=f"{VALIDATOR_VERSION}/{self.policy.version}",
+        )
+
+
+@dataclass
+class ProcessReport:
+    session_id: str
+    build_id: str
+    skipped: bool = False
+    entries: int = 0
+    events_appended: int = 0
+    status: str = "success"
+    error: str | None = None
+    metrics: list[StageMetric] = field(default_factory=list)
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.metrics: list[StageMetric] = []
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        except Exception as exc:
+            self.metrics.append(StageMetric(name, _ms(started), False, repr(exc)[:500]))
+            raise
+        self.metrics.append(StageMetric(name, _ms(started), True))
+
+    def run(self, name: str, fn: Callable[[], T]) -> T:
+        with self.stage(name):
+            return fn()
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def latest_ingest(conn: duckdb.DuckDBPyConnection, session_id: str) -> StoredEvent | None:
+    row = conn.execute(
+        "SELECT event_id FROM events WHERE event_type = ? AND session_id = ?"
+        " ORDER BY ts DESC, event_id DESC LIMIT 1",
+        [SESSION_INGESTED, session_id],
+    ).fetchone()
+    return EventStore(conn).get(row[0]) if row else None
+
+
+def _build_succeeded(conn: duckdb.DuckDBPyConnection, build_id: str) -> bool:
+    return EventStore(conn).get_by_dedupe_key(f"{BUILD_FINISHED}:{build_id}:success") is not None
+
+
+@dataclass
+class _Outcome:
+    transcript: Transcript
+    extraction: ExtractionResult
+    alignments: dict[str, list[AlignedEvidence]]
+    checks: dict[str, CheckResult]
+    candidates: dict[str, CandidateEntry]
+
+
+def _candidate(
+    entry: ExtractedEntry, session_id: str, aligned: list[AlignedEvidence]
+) -> CandidateEntry:
+    return CandidateEntry(
+        entry_id=entry.entry_id,
+        entry_type=entry.type,
+        title=entry.title,
+        content=entry.content,
+        session_id=session_id,
+        evidence=tuple(EvidenceSpan.from_alignment(session_id, a) for a in aligned),
+        task_title=entry.task.title if entry.task else None,
+    )
+
+
+def _analyse(pipeline: Pipeline, transcript: Transcript, timer: _Timer) -> _Outcome:
+    """Extraction, alignment and validation: the slow part, done outside the lock."""
+    extraction = timer.run("extract", lambda: pipeline.extractor.extract(transcript))
+    texts = [m.text for m in transcript.messages]
+
+    def align() -> dict[str, list[AlignedEvidence]]:
+        return {
+            e.entry_id: pipeline.aligner.align_all(
+                texts, [EvidenceQuote(q.message_index, q.quote) for q in e.evidence]
+            )
+            for e in extraction.entries
+        }
+
+    alignments = timer.run("align", align)
+    candidates = {
+        e.entry_id: _candidate(e, transcript.session_id, alignments[e.entry_id])
+        for e in extraction.entries
+    }
+
+    def validate() -> dict[str, CheckResult]:
+        return {
+            c.entry_id: pipeline.checker.check(c, pipeline.workdir)
+            for c in candidates.values()
+            if c.evidence and all(s.aligned for s in c.evidence)
+        }
+
+    checks = timer.run("validate", validate)
+    return _Outcome(transcript, extraction, alignments, checks, candidates)
+
+
+def process_session(
+    db: Database, session_id: str, pipeline: Pipeline, project: bool = True
+) -> ProcessReport:
+    """Run the memory pipeline over the newest ingest of `session_id` (idempotent)."""
+    with db.read() as conn:
+        ingest = latest_ingest(conn, session_id)
+        if ingest is None:
+            raise LookupError(f"no session_ingested event for session {session_id!r}")
+        build_id = pipeline.spec.build_id_for(ingest.event_id)
+        if _build_succeeded(conn, build_id):
+            return ProcessReport(session_id, build_id, skipped=True)
+    transcript = Transcript.from_json(ingest.payload["transcript"])
+    report = ProcessReport(session_id, build_id)
+    timer = _Timer()
+    outcome: _Outcome | None = None
+    try:
+        outcome = _analyse(pipeline, transcript, timer)
+    except Exception as exc:  # a failing stage fails the build, recorded, never a crash
+        log.exception("pipeline failed for session %s", session_id)
+        report.status, report.error = "failed", repr(exc)[:1000]
+    with db.write() as conn:
+        writer = _BuildWriter(conn, pipeline, ingest, build_id)
+        writer.started()
+        if outcome is not None:
+            with timer.stage("materialize"):
+                writer.record(outcome)
+            report.entries = len(outcome.extraction.entries)
+        report.metrics = timer.metrics
+        writer.finished(report)
+        if project:
+            from axiom.projections import all_projectors
+
+            for projector in all_projectors():
+                run_projector(conn, projector)
+        report.events_appended = writer.appended
+    return report
+
+
+class _BuildWriter:
+    """Appends one build's events; every key is derived from the build so reruns dedupe."""
+
+    def __init__(
+        self,
+        conn: duckdb.DuckDBPyConnection,
+        pipeline: Pipeline,
+        ingest: StoredEvent,
+        build_id: str,
+    ) -> None:
+        self.conn = conn
+        self.store = EventStore(conn)
+        self.pipeline = pipeline
+        self.ingest = ingest
+        self.build_id = build_id
+        self.session_id = ingest.session_id
+        self.appended = 0
+
+    def append(self, event_type: str, payload: dict[str, Any], key: str) -> StoredEvent:
+        result = self.store.append(
+            NewEvent(
+                event_type,
+                payload,
+                dedupe_key=f"{event_type}:{key}",
+                session_id=self.session_id,
+                actor="pipeline",
+                build_id=self.build_id,
+            )
+        )
+        self.appended += int(result.created)
+        return result.event
+
+    def started(self) -> None:
+        spec = self.pipeline.spec
+        self.append(
+            BUILD_STARTED,
+            {
+                "build_id": self.build_id,
+                "ingest_event_id": self.ingest.event_id,
+                "spec": spec.__dict__,
+            },
+            self.build_id,
+        )
+
+    def finished(self, report: ProcessReport) -> None:
+        payload = {
+            "build_id": self.build_id,
+            "status": report.status,
+            "error": report.error,
+            "entries": report.entries,
+            "metrics": [m.__dict__ for m in report.metrics],
+        }
+        self.append(BUILD_FINISHED, payload, f"{self.build_id}:{report.status}")
+
+    def record(self, outcome: _Outcome) -> None:
+        extraction = outcome.extraction
+        self.append(
+            "memory_extracted",
+            {"ingest_event_id": self.ingest.event_id, **extraction.to_json()},
+            self.build_id,
+        )
+        self.append(
+            "evidence_aligned",
+            {
+                "entries": [
+                    {"entry_id": eid, "evidence": [a.to_json() for a in items]}
+                    for eid, items in outcome.alignments.items()
+                ]
+            },
+            self.build_id,
+        )
+        for entry in extraction.entries:
+            self._entry(entry, outcome)
+        self._tasks(outcome)
+
+    def _tasks(self, outcome: _Outcome) -> None:
+        """Task mentions become task entity events (one entity per task across sessions)."""
+        times = {m.index: m.timestamp for m in outcome.transcript.messages}
+        mentions = []
+        for entry in outcome.extraction.entries:
+            aligned = outcome.alignments[entry.entry_id]
+            first = entry.evidence[0].message_index if entry.evidence else None
+            mention = TaskMention.from_entry(
+                entry,
+                self.session_id,
+                evidence_aligned=bool(aligned) and all(a.aligned for a in aligned),
+                observed_at=times.get(first) or outcome.transcript.started_at,
+            )
+            if mention is not None:
+                mentions.append(mention)
+        if mentions:
+            resolver = TaskResolver(self.conn, outcome.transcript.project, build_id=self.build_id)
+            self.appended += len(resolver.resolve(mentions))
+
+    def _entry(self, entry: ExtractedEntry, outcome: _Outcome) -> None:
+        eid = entry.entry_id
+        aligned = outcome.alignments[eid]
+        evidence = [{"session_id": self.session_id, **a.to_json()} for a in aligned]
+        canonical_key = f"{entry.type}:{normalize_title(entry.title)}"
+        self.append(
+            ENTRY_CREATED,
+            {
+                "entry_id": eid,
+                "session_id": self.session_id,
+                "entry_type": entry.type,
+                "title": entry.title,
+                "content": entry.content,
+                "task": entry.task.to_json() if entry.task else None,
+                "canonical_key": canonical_key,
+                "evidence": evidence,
+                "embedding_version": self.pipeline.embedding_version,
+            },
+            eid,
+        )
+        check = outcome.checks.get(eid)
+        if check is not None:
+            self.append(
+                "idris_checked", {"entry_id": eid, **check.to_json()}, f"{eid}:{self.build_id}"
+            )
+        self._promote(outcome.candidates[eid], canonical_key, check)
+
+    def _promote(
+        self, candidate: CandidateEntry, canonical_key: str, check: CheckResult | None
+    ) -> None:
+        eid = candidate.entry_id
+        current = self._stage_of(eid)
+        siblings = [s for s in sessions_with_verified_key(self.conn, canonical_key) if s[0] != eid]
+        sessions = {self.session_id, *(s[1] for s in siblings)}
+        approved_by = self._approved_by(eid)
+        decisions = self.pipeline.policy.decide(
+            candidate, current, check, len(sessions), approved_by
+        )
+        for d in decisions:
+            if d.to_stage is None:
+                continue
+            payload = {
+                "entry_id": eid,
+                "from": str(d.from_stage),
+                "to": str(d.to_stage),
+                "reason": d.reason,
+                "policy_version": self.pipeline.policy.version,
+            }
+            if d.promoted:
+                self.append(ENTRY_PROMOTED, payload, f"{eid}:{d.to_stage}")
+            else:
+                self.append(
+                    "promotion_blocked", payload, f"{eid}:{d.to_stage}:{_short_hash(d.reason)}"
+                )
+        if decisions and decisions[-1].promoted and str(decisions[-1].to_stage) == "certified":
+            self._certify_siblings(eid, siblings)
+
+    def _certify_siblings(self, eid: str, siblings: list[tuple[str, str, str]]) -> None:
+        """A newly corroborated fact also corroborates the verified entries it agrees with."""
+        for sibling_id, sibling_session, stage in siblings:
+            if stage == "verified" and sibling_session != self.session_id:
+                self.append(
+                    ENTRY_PROMOTED,
+                    {
+                        "entry_id": sibling_id,
+                        "from": "verified",
+                        "to": "certified",
+                        "reason": f"corroborated by {eid} from session {self.session_id}",
+                        "policy_version": self.pipeline.policy.version,
+                    },
+                    f"{sibling_id}:certified",
+                )
+
+    def _stage_of(self, entry_id: str) -> str:
+        """The entry's stage as of the events appended so far (projection may lag)."""
+        row = self.conn.execute(
+            "SELECT json_extract_string(payload_json, '$.to') FROM events"
+            " WHERE event_type = ? AND json_extract_string(payload_json, '$.entry_id') = ?"
+            " ORDER BY ts DESC, event_id DESC LIMIT 1",
+            [ENTRY_PROMOTED, entry_id],
+        ).fetchone()
+        return row[0] if row else "raw"
+
+    def _approved_by(self, entry_id: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT json_extract_string(payload_json, '$.approved_by') FROM events"
+            " WHERE event_type = 'entry_approved'"
+            " AND json_extract_string(payload_json, '$.entry_id') = ? LIMIT 1",
+            [entry_id],
+        ).fetchone()
+        return row[0] if row else None

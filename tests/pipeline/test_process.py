@@ -1,0 +1,227 @@
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from axiom.extract.llm import LLMExtractor
+from axiom.extract.rules import RuleExtractor
+from axiom.extract.types import ExtractedEntry, ExtractedEvidence, ExtractionResult
+from axiom.ingest.importer import import_paths, ingest_transcripts
+from axiom.ingest.transcript import Message, Transcript
+from axiom.pipeline.entry_queries import entry_history, list_entries
+from axiom.pipeline.process import Pipeline, process_session
+from axiom.projections import rebuild_all
+from axiom.store.db import Database
+
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
+DERIVED = (
+    "sessions",
+    "messages",
+    "entries",
+    "citations",
+    "build_runs",
+    "pipeline_metrics",
+    "entities",
+    "entity_aliases",
+    "edges",
+    "vector_outbox",
+)
+VOLATILE = {"created_at", "updated_at", "ingested_at"}
+
+
+def _pipeline(tmp_path: Path, extractor=None) -> Pipeline:  # type: ignore[no-untyped-def]
+    return Pipeline(extractor=extractor or RuleExtractor(), workdir=tmp_path / "idris")
+
+
+def _snapshot(db: Database) -> dict[str, list[tuple]]:
+    out = {}
+    with db.read() as conn:
+        for table in DERIVED:
+            cols = [
+                r[0] for r in conn.execute(f"DESCRIBE {table}").fetchall() if r[0] not in VOLATILE
+            ]
+            out[table] = conn.execute(
+                f"SELECT {', '.join(cols)} FROM {table} ORDER BY ALL"
+            ).fetchall()
+    return out
+
+
+def _event_count(db: Database) -> int:
+    with db.read() as conn:
+        return conn.execute("SELECT count(*) FROM events").fetchone()[0]
+
+
+class ScriptedExtractor:
+    """An extractor whose output the test chooses: quotes missing from the source, bad indices."""
+
+    name, model, prompt_hash = "scripted", "scripted-v1", "0" * 64
+
+    def __init__(self, entries: list[ExtractedEntry]) -> None:
+        self.entries = tuple(entries)
+
+    def extract(self, transcript: Transcript) -> ExtractionResult:
+        return ExtractionResult(self.entries, self.name, self.model, self.prompt_hash)
+
+
+class ExplodingExtractor(ScriptedExtractor):
+    def extract(self, transcript: Transcript) -> ExtractionResult:
+        raise RuntimeError("extractor crashed")
+
+
+def _session(sid: str, *texts: str) -> Transcript:
+    return Transcript(
+        sid, "demo", "json", tuple(Message(i, "user", t) for i, t in enumerate(texts))
+    )
+
+
+def test_the_sample_session_yields_entries_with_exact_spans(
+    db: Database, sample_session: Path, tmp_path: Path
+) -> None:
+    (sid,) = import_paths(db, [sample_session]).session_ids
+    report = process_session(db, sid, _pipeline(tmp_path))
+    assert report.status == "success" and report.entries > 5
+    with db.read() as conn:
+        entries = list_entries(conn)
+        texts = dict(conn.execute("SELECT message_index, text FROM messages").fetchall())
+        builds = conn.execute("SELECT status, extractor_model FROM build_runs").fetchall()
+        stages = {
+            s for (s,) in conn.execute("SELECT DISTINCT stage FROM pipeline_metrics").fetchall()
+        }
+    assert builds == [("success", "rules:rules-v1")]
+    assert {"extract", "align", "validate", "materialize"} <= stages
+    assert {"verified", "raw"} <= {e.stage for e in entries}
+    exact = [ev for e in entries for ev in e.evidence if ev["method"] == "exact"]
+    assert exact
+    for ev in exact:
+        assert texts[ev["message_index"]][ev["span_start"] : ev["span_end"]] == ev["quote"]
+
+
+def test_processing_twice_appends_nothing(
+    db: Database, sample_session: Path, tmp_path: Path
+) -> None:
+    (sid,) = import_paths(db, [sample_session]).session_ids
+    process_session(db, sid, _pipeline(tmp_path))
+    before, snapshot = _event_count(db), _snapshot(db)
+    again = process_session(db, sid, _pipeline(tmp_path))
+    import_paths(db, [sample_session])
+    assert again.skipped and again.events_appended == 0
+    assert _event_count(db) == before
+    assert _snapshot(db) == snapshot
+
+
+def test_rebuild_reproduces_every_derived_table(
+    db: Database, sample_session: Path, tmp_path: Path
+) -> None:
+    sids = import_paths(db, [sample_session, LOCOMO / "30.json"]).session_ids
+    for sid in sids[:4]:
+        process_session(db, sid, _pipeline(tmp_path))
+    incremental = _snapshot(db)
+    assert incremental["entries"] and incremental["citations"] and incremental["entities"]
+    rebuild_all(db)
+    assert _snapshot(db) == incremental
+
+
+def test_bad_quotes_are_recorded_and_the_rest_still_processes(db: Database, tmp_path: Path) -> None:
+    ingest_transcripts(db, [_session("bad", "We decided to ship on Friday.", "Second message.")])
+    entries = [
+        ExtractedEntry.create(
+            "bad",
+            "decision",
+            "Ship Friday",
+            "ship",
+            (ExtractedEvidence(0, "We decided to ship on Friday"),),
+        ),
+        ExtractedEntry.create(
+            "bad",
+            "fact",
+            "Ghost",
+            "x",
+            (ExtractedEvidence(0, "words that are nowhere in the text"),),
+        ),
+        ExtractedEntry.create("bad", "fact", "Far", "x", (ExtractedEvidence(7, "Second message"),)),
+    ]
+    report = process_session(db, "bad", _pipeline(tmp_path, ScriptedExtractor(entries)))
+    assert report.status == "success"
+    with db.read() as conn:
+        rows = {e.title: e for e in list_entries(conn)}
+        reasons = {e.title: e.evidence[0]["failure_reason"] for e in rows.values()}
+        history = entry_history(conn, rows["Ghost"].entry_id)
+    assert rows["Ship Friday"].stage == "verified"
+    assert (rows["Ghost"].stage, rows["Far"].stage) == ("raw", "raw")
+    assert reasons == {
+        "Ship Friday": None,
+        "Ghost": "below_threshold",
+        "Far": "message_index_out_of_range",
+    }
+    blocked = [h for h in history if h["type"] == "promotion_blocked"]
+    assert blocked and "not aligned" in blocked[0]["payload"]["reason"]
+
+
+def test_a_crashing_extractor_fails_the_build_with_its_error(db: Database, tmp_path: Path) -> None:
+    ingest_transcripts(
+        db, [_session("boom", "hello"), _session("fine", "We decided to use DuckDB.")]
+    )
+    failed = process_session(db, "boom", _pipeline(tmp_path, ExplodingExtractor([])))
+    ok = process_session(db, "fine", _pipeline(tmp_path))
+    assert failed.status == "failed" and "extractor crashed" in (failed.error or "")
+    assert ok.status == "success"
+    with db.read() as conn:
+        builds = dict(conn.execute("SELECT status, error FROM build_runs").fetchall())
+        metric = conn.execute(
+            "SELECT success, error FROM pipeline_metrics WHERE stage = 'extract' AND NOT success"
+        ).fetchone()
+    assert "extractor crashed" in builds["failed"]
+    assert metric[0] is False and "extractor crashed" in metric[1]
+
+
+def test_corroboration_from_two_sessions_certifies(db: Database, tmp_path: Path) -> None:
+    line = "We decided to use DuckDB for the event store."
+    ingest_transcripts(db, [_session("one", line), _session("two", "Recap: " + line)])
+    process_session(db, "one", _pipeline(tmp_path))
+    process_session(db, "two", _pipeline(tmp_path))
+    with db.read() as conn:
+        stages = sorted(e.stage for e in list_entries(conn, entry_type="decision"))
+    assert stages == ["certified", "certified"]
+
+
+class _SlowLLM(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:  # noqa: N802
+        time.sleep(1.5)
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def slow_llm_url():  # type: ignore[no-untyped-def]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowLLM)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+def test_an_llm_that_times_out_leaves_a_record_not_a_crash(
+    db: Database, tmp_path: Path, slow_llm_url: str
+) -> None:
+    ingest_transcripts(db, [_session("llm", "We decided to use DuckDB.")])
+    extractor = LLMExtractor(base_url=slow_llm_url, model="m", timeout=0.3)
+    report = process_session(db, "llm", _pipeline(tmp_path, extractor))
+    assert report.status == "success" and report.entries == 0
+    with db.read() as conn:
+        payload = conn.execute(
+            "SELECT payload_json FROM events WHERE event_type = 'memory_extracted'"
+        ).fetchone()[0]
+    errors = json.loads(payload)["errors"]
+    assert errors and "timed out" in " ".join(errors).lower()
+
+
+def test_an_unknown_session_is_a_clear_error(db: Database, tmp_path: Path) -> None:
+    with pytest.raises(LookupError, match="no session_ingested event"):
+        process_session(db, "nope", _pipeline(tmp_path))
