@@ -11,16 +11,21 @@ from ninja import NinjaAPI
 
 from api.docs import OfflineSwagger
 from api.errors import NotFound
-from api.routers import health, sessions
+from api.routers import entries, health, sessions, tasks
+from axiom.pipeline.approval import ApprovalRejected, EntryNotFound
 from axiom.store.db import DatabaseMissing
 
 api = NinjaAPI(title="Axiom", version="1", docs_url="/docs", docs=OfflineSwagger())
 
 api.add_router("/v1/", health.router)
 api.add_router("/v1/sessions", sessions.router)
+api.add_router("/v1/", tasks.router)
+api.add_router("/v1/", entries.router)
 
 ERROR_STATUS: dict[type[Exception], int] = {
     NotFound: 404,
+    EntryNotFound: 404,
+    ApprovalRejected: 422,
     DatabaseMissing: 503,
 }
 

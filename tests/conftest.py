@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,3 +34,15 @@ def db(data_dir: Path) -> Database:
 @pytest.fixture
 def sample_session() -> Path:
     return SAMPLE_SESSION
+
+
+@pytest.fixture
+def site(settings, data_dir: Path, db: Database) -> Iterator[Database]:  # type: ignore[no-untyped-def]
+    """Point the web layer (viewer and API) at this test's migrated database."""
+    from viewer import db as viewer_db
+
+    settings.AXIOM_DATA_DIR = data_dir
+    settings.AXIOM_AUTH_TOKEN = ""
+    viewer_db.reset()
+    yield db
+    viewer_db.reset()

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.store.db import Database
-from viewer import db as viewer_db
-
-
-@pytest.fixture
-def site(settings, data_dir: Path, db: Database) -> Iterator[Database]:
-    """Point the web layer at this test's migrated database."""
-    settings.AXIOM_DATA_DIR = data_dir
-    settings.AXIOM_AUTH_TOKEN = ""
-    viewer_db.reset()
-    yield db
-    viewer_db.reset()
 
 
 def synthetic_transcript(n: int, start: datetime = datetime(2025, 1, 1)) -> Transcript:
