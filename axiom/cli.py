@@ -16,6 +16,7 @@ from axiom.projections import rebuild_all
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
 from axiom.tasks.cli import register as register_task_commands
+from axiom.up import register as register_up_command
 
 
 def open_database(config: AxiomConfig | None = None) -> Database:
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rebuild", help="drop derived tables and replay every event")
     p.set_defaults(func=cmd_rebuild)
+    register_up_command(sub)
     register_task_commands(sub)
     return parser
 
