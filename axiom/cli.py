@@ -12,6 +12,7 @@ from axiom.config import AxiomConfig
 from axiom.ingest.formats import PARSERS
 from axiom.ingest.importer import import_paths
 from axiom.observability.stats import collect_stats
+from axiom.pipeline.cli import register as register_pipeline_commands
 from axiom.projections import rebuild_all
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
@@ -61,6 +62,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         f" {report.sessions_unchanged} unchanged, {report.messages} message(s),"
         f" {len(report.issues)} problem(s)"
     )
+    if report.session_ids and not args.no_process:
+        from axiom.pipeline.cli import process_sessions, summarize
+
+        show = sys.stderr.isatty() and not args.quiet
+        print(summarize(process_sessions(db, report.session_ids, progress=show)))
     return 0 if report.imported_anything else 1
 
 
@@ -100,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="force a format instead of detecting it",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--no-process",
+        action="store_true",
+        help="only store the sessions; skip the memory pipeline",
+    )
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("stats", help="counts of events, sessions, messages, entries, outbox")
@@ -109,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rebuild", help="drop derived tables and replay every event")
     p.set_defaults(func=cmd_rebuild)
     register_up_command(sub)
+    register_pipeline_commands(sub)
     register_task_commands(sub)
     return parser
 

@@ -24,7 +24,14 @@ app.conf.update(
     task_reject_on_worker_lost=True,
     worker_prefetch_multiplier=1,
     broker_connection_retry_on_startup=True,
-    broker_transport_options={"unacked_restore_interval": 1, "unacked_restore_throttle": 1},
+    # Redis hands a dead worker's unacknowledged task back once it is older than
+    # visibility_timeout (default 1 h). Tasks are idempotent, so 5 min is safe: a task that
+    # outlives it only runs twice with no new effect.
+    broker_transport_options={
+        "visibility_timeout": 300,
+        "unacked_restore_interval": 1,
+        "unacked_restore_throttle": 1,
+    },
     task_serializer="json",
     result_serializer="json",
     accept_content=["json"],

@@ -7,6 +7,12 @@ between units of work. Every unit takes an advisory `flock` on `<file>.lock` fir
 * readers take a *shared* lock and open the file `read_only=True` (many readers at once);
 * writers take an *exclusive* lock, open read-write, run one transaction and close.
 
+Shared locks alone would let a steady stream of overlapping readers starve a writer, so
+everyone first passes a turnstile (`<file>.turnstile`, held exclusively only for the
+moment it takes to get the main lock). A waiting writer keeps the turnstile while it
+waits, so new readers queue behind it and the writer gets in as soon as the current
+readers finish.
+
 The lock is taken before DuckDB is touched, so nobody ever sees "Conflicting lock is held":
 a page that arrives while the writer commits simply waits the few milliseconds the commit
 takes. Writers must keep their critical sections short (append + project, never embed or
@@ -35,20 +41,27 @@ class Database:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.turnstile_path = self.path.with_name(self.path.name + ".turnstile")
         self.lock_wait_ms = 0.0  # cumulative time spent waiting for the lock (observability)
 
     @contextmanager
     def _locked(self, mode: int) -> Iterator[None]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        turnstile = os.open(self.turnstile_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             started = time.perf_counter()
-            fcntl.flock(fd, mode)
+            fcntl.flock(turnstile, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(fd, mode)
+            finally:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
             self.lock_wait_ms += (time.perf_counter() - started) * 1000
             yield
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
+            os.close(turnstile)
 
     @contextmanager
     def read(self) -> Iterator[duckdb.DuckDBPyConnection]:

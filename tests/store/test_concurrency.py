@@ -83,9 +83,5 @@ def test_it_lets_the_writer_in_while_two_readers_read_continuously(
 
     assert written["error_count"] == 0
     assert [r["error_count"] for r in readers] == [0, 0]
-    if written["sessions_written"] < 5:
-        pytest.xfail(
-            f"writer starved: {written['sessions_written']} session(s) in {seconds:.0f} s."
-            " axiom/store/db.py takes a plain flock, and the shared locks of two busy readers"
-            " overlap so the exclusive writer rarely gets in (no writer preference)"
-        )
+    # the turnstile in axiom/store/db.py gives a waiting writer priority over new readers
+    assert written["sessions_written"] >= 5, written
