@@ -9,6 +9,8 @@ from typing import Any
 from axiom.cli import open_database
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Transcript
+from axiom.pipeline.factory import configured_pipeline
+from axiom.pipeline.process import process_session
 from axiom.projections import project_all
 from config.celery import app
 
@@ -18,6 +20,8 @@ def ingest_path(path: str, fmt: str | None = None) -> dict[str, Any]:
     """Append the sessions found at `path`; the writer projects them."""
     report = import_paths(open_database(), [Path(path)], fmt=fmt, project=False)
     project.delay()
+    for session_id in dict.fromkeys(report.session_ids):
+        process.delay(session_id)
     return {
         "sessions_new": report.sessions_new,
         "sessions_unchanged": report.sessions_unchanged,
@@ -31,7 +35,16 @@ def ingest_transcript(transcript: dict[str, Any]) -> dict[str, Any]:
         open_database(), [Transcript.from_json(transcript)], actor="api", project=False
     )
     project.delay()
+    process.delay(result.event.session_id)
     return {"event_id": result.event.event_id, "created": result.created}
+
+
+@app.task(name="axiom.process_session")
+def process(session_id: str) -> dict[str, Any]:
+    """The memory pipeline for one session (idempotent: a rerun appends nothing)."""
+    # Projects in the same transaction: promotions read the entries table for corroboration.
+    report = process_session(open_database(), session_id, configured_pipeline())
+    return {"session_id": session_id, "status": report.status, "entries": report.entries}
 
 
 @app.task(name="axiom.project")

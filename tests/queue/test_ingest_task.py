@@ -12,6 +12,7 @@ from celery import Celery
 from axiom.cli import open_database
 from axiom.ingest.formats import parse_file
 from axiom.ingest.session_queries import get_session, list_messages, list_sessions
+from axiom.observability.stats import collect_stats
 from axiom.store.db import Database
 
 Waiter = Callable[..., Any]
@@ -42,16 +43,26 @@ def test_it_ingests_a_file_sent_through_the_broker(
 def test_it_leaves_counts_unchanged_when_the_same_file_is_sent_twice(
     celery_app: Celery, worker: object, sample_session: Path, wait_for: Waiter, counts: Counter
 ) -> None:
+    (transcript,) = parse_file(sample_session).transcripts
+    sid = transcript.session_id
     celery_app.send_task("axiom.ingest_path", args=[str(sample_session)]).get(timeout=30)
+    # The ingest chains the memory pipeline; run it explicitly too and wait (idempotent).
+    first = celery_app.send_task("axiom.process_session", args=[sid]).get(timeout=60)
     db = open_database()
     wait_for(lambda: counts(db)["sessions"] == 1)
+    celery_app.send_task("axiom.project").get(timeout=30)
     before = counts(db)
 
     again = celery_app.send_task("axiom.ingest_path", args=[str(sample_session)]).get(timeout=30)
+    rerun = celery_app.send_task("axiom.process_session", args=[sid]).get(timeout=60)
     # Whatever projection the repeat chained has nothing new to apply.
     projected = celery_app.send_task("axiom.project").get(timeout=30)
 
+    assert first["status"] == rerun["status"] == "success"
+    assert rerun["entries"] == 0  # the rerun found its build done and skipped
     assert again == {"sessions_new": 0, "sessions_unchanged": 1, "issues": []}
     assert "sessions" in projected and not any(projected.values())
     assert counts(db) == before
-    assert before["events"] == 1
+    assert before["events"] > 1  # session_ingested plus the pipeline's events
+    with db.read() as conn:
+        assert collect_stats(conn)["entries"] > 0
