@@ -2,11 +2,22 @@ from __future__ import annotations
 
 from django.urls import path
 
-from viewer import views
+from viewer import views, views_entries, views_tasks
 
 urlpatterns = [
     path("", views.dashboard, name="viewer-dashboard"),
     path("login", views.login, name="viewer-login"),
     path("sessions/", views.session_list, name="viewer-sessions"),
     path("sessions/<path:session_id>/", views.session_detail, name="viewer-session"),
+    path("entries/", views_entries.entry_list, name="viewer-entries"),
+    path("entries/<str:entry_id>/", views_entries.entry_detail, name="viewer-entry"),
+    path(
+        "entries/<str:entry_id>/approve",
+        views_entries.entry_approve,
+        name="viewer-entry-approve",
+    ),
+    path("c/<str:citation_id>/", views_entries.citation_detail, name="viewer-citation"),
+    path("tasks/", views_tasks.task_list, name="viewer-tasks"),
+    path("tasks/blocked/", views_tasks.blocked_tasks, name="viewer-tasks-blocked"),
+    path("tasks/<str:task_id>/", views_tasks.task_detail, name="viewer-task"),
 ]

@@ -15,10 +15,12 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from axiom.evidence.citation_spans import list_citation_spans_in_session
 from axiom.ingest.session_queries import MessageRow, get_session, list_messages, list_sessions
 from axiom.observability.stats import collect_stats
 from viewer.db import get_database
 from viewer.middleware import COOKIE_NAME, cookie_value, token_matches
+from viewer.spans import segments_by_message
 
 SESSIONS_PER_PAGE = 25
 LOGIN_COOKIE_MAX_AGE = 30 * 24 * 3600
@@ -68,12 +70,15 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
     with get_database().read() as conn:
         session = get_session(conn, session_id)
         messages = list_messages(conn, session_id) if session else []
+        spans = list_citation_spans_in_session(conn, session_id) if session else []
     if session is None:
         raise Http404(f"No session {session_id!r}")
     context = {
         "session": session,
         "messages": messages,
         "tool_calls": _tool_calls_by_id(messages),
+        # Cited evidence spans, marked and linked to their citation pages.
+        "cited": segments_by_message({m.index: m.text for m in messages}, spans),
     }
     return render(request, "viewer/sessions/detail.html", context)
 
