@@ -41,6 +41,7 @@ from axiom.retrieval.embedder import Embedder, load_embedder  # noqa: E402
 from axiom.retrieval.fusion import blend, rrf  # noqa: E402
 from axiom.retrieval.lexical import BM25, LanceLexicalIndex  # noqa: E402
 from axiom.retrieval.locomo import (  # noqa: E402
+    CATEGORY_NAMES,
     Conversation,
     load_conversations,
     turn_text,
@@ -209,6 +210,35 @@ def add_fusions(corpus: Corpus, dense: Sequence[str], full: bool) -> list[str]:
     return methods
 
 
+def speed(names: Sequence[str], texts: list[str], queries: list[str], repeats: int = 3) -> None:
+    """Best-of-`repeats` document throughput and median one-query latency per embedder.
+
+    Best-of, because the machine is shared: the minimum is the least disturbed run.
+    """
+    print(f"\nspeed: {len(texts)} documents ({sum(map(len, texts)) / len(texts):.0f} chars avg)")
+    for name in names:
+        start = time.perf_counter()
+        model = load_embedder(name)
+        loaded = time.perf_counter() - start
+        model.embed(texts[:8])  # warm-up
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            model.embed(texts)
+            best = min(best, time.perf_counter() - start)
+        latencies = []
+        for q in queries[:25]:
+            start = time.perf_counter()
+            model.embed([q], kind="query")
+            latencies.append(time.perf_counter() - start)
+        p50 = float(np.median(latencies)) * 1000
+        print(
+            f"  {name:<12} load {loaded:5.1f}s  {len(texts) / best:6.0f} docs/s"
+            f"  query p50 {p50:5.1f} ms"
+        )
+        del model
+
+
 def score(corpora: Sequence[Corpus], method: str) -> list[Report]:
     """One report per corpus, then one over all questions."""
     per: list[Report] = []
@@ -222,6 +252,22 @@ def score(corpora: Sequence[Corpus], method: str) -> list[Report]:
         per.append(evaluate(runs, KS))
         everything.extend(runs)
     return [*per, evaluate(everything, KS)]
+
+
+def by_category(corpora: Sequence[Corpus], method: str) -> list[tuple[str, Report]]:
+    rows = []
+    for cat, label in CATEGORY_NAMES.items():
+        runs = []
+        for c in corpora:
+            ids = [t.dia_id for t in c.conv.turns]
+            runs.extend(
+                ([ids[i] for i, _ in ranked], set(q.evidence))
+                for ranked, q in zip(c.sources[method], c.conv.questions, strict=True)
+                if q.category == cat
+            )
+        if runs:
+            rows.append((f"{cat} {label} (n={len(runs)})", evaluate(runs, KS)))
+    return rows
 
 
 def print_table(title: str, rows: list[tuple[str, Report]]) -> None:
@@ -241,6 +287,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="skip ablations and LanceDB runs")
     ap.add_argument("--cache", help="directory to cache embeddings in")
     ap.add_argument("--json", type=Path, help="write all numbers here")
+    ap.add_argument(
+        "--speed",
+        action="store_true",
+        help="only measure embedding speed (best of 3) for minilm, minilm-fp32 and e5",
+    )
     args = ap.parse_args(argv)
     files = args.files or sorted(DEV_DIR.glob("*.json"))
     full = not args.quick
@@ -254,6 +305,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{conv.name}: {len(conv.turns)} turns, {len(conv.questions)} questions"
                 f" (skipped {conv.skipped_questions} without a known evidence turn)"
             )
+
+    if args.speed:
+        sample = corpora[0].views["own"][:200]
+        speed(["minilm", "minilm-fp32", "e5"], sample, corpora[0].queries)
+        return 0
 
     methods: list[str] = []
     t0 = time.perf_counter()
@@ -293,6 +349,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for i, label in enumerate(labels):
         n = results[methods[0]][i].n
         print_table(f"== {label} ({n} questions)", [(m, results[m][i]) for m in methods])
+
+    for m in methods:
+        if m.startswith("z(bm25, bm25[ctx], ") and m.count(",") == 3:
+            print_table(f"== by category, all files: {m}", by_category(corpora, m))
+        if m in ("bm25", "bm25[ctx]"):
+            print_table(f"== by category, all files: {m}", by_category(corpora, m))
 
     print(f"\nBM25 index+query, all files, all lexical views: {lex_secs:.2f}s")
     for name, timings in cache.timings.items():

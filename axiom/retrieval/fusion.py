@@ -18,6 +18,14 @@ candidates that retriever returned (its top-N), not the whole corpus.
 
 Both return `FusedHit`s with the per-source rank and contribution (the score breakdown
 search results must carry). Ties break by the best source rank, then by first appearance.
+
+Measured on LoCoMo dev (bench/retrieval_locomo.py, 231 questions, top-100 per source):
+the z-score blend with equal weights beat RRF at every setting tried (RRF k=60 is ~0.05-0.10
+lower in recall@5 and MRR when one source is much stronger than the other; k=5 narrows the
+gap), min-max came within +-0.01 of z-score, and dense weights 0.4-0.5 formed a plateau.
+The recommended default is therefore `blend(sources, norm="zscore")` with equal weights
+over [bm25(turn), bm25(turn with previous turn), dense(turn), dense(turn with previous
+turn)]; results were stable for candidate depths from 20 to 1000.
 """
 
 from __future__ import annotations
@@ -107,7 +115,7 @@ def blend(
     sources: Sequence[Ranked],
     *,
     weights: Sequence[float] | None = None,
-    norm: Norm = "minmax",
+    norm: Norm = "zscore",
 ) -> list[FusedHit]:
     """score(d) = sum_s w_s * norm_s(d), with absent documents at each source's floor."""
     w = _weights(len(sources), weights)

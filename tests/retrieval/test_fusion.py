@@ -36,7 +36,7 @@ def test_ties_break_by_best_source_rank_then_first_appearance() -> None:
 
 
 def test_score_breakdown_adds_up() -> None:
-    for hit in blend([BM25, DENSE], weights=[0.5, 0.5]):
+    for hit in blend([BM25, DENSE], weights=[0.5, 0.5], norm="minmax"):
         assert hit.score == pytest.approx(sum(hit.parts))
         assert len(hit.parts) == len(hit.ranks) == 2
 
@@ -44,7 +44,7 @@ def test_score_breakdown_adds_up() -> None:
 def test_minmax_blend_never_mixes_raw_and_normalized_scores() -> None:
     # Pitfall 1: "b" is only in BM25 with a raw score of 6.0 and "d" only in dense; both
     # must sit on the [0, 1] scale, so nothing scores above the sum of the weights.
-    hits = {h.id: h for h in blend([BM25, DENSE], weights=[0.5, 0.5])}
+    hits = {h.id: h for h in blend([BM25, DENSE], weights=[0.5, 0.5], norm="minmax")}
     assert all(0.0 <= h.score <= 1.0 for h in hits.values())
     assert hits["b"].parts == (pytest.approx(0.5 * (6 - 3) / (12 - 3)), 0.0)
     assert hits["d"].parts == (0.0, pytest.approx(0.5 * (0.69 - 0.62) / (0.71 - 0.62)))
@@ -53,7 +53,7 @@ def test_minmax_blend_never_mixes_raw_and_normalized_scores() -> None:
 def test_cosines_are_spread_within_the_candidates_not_added_raw() -> None:
     # Pitfall 2: cosines 0.62..0.71 of unrelated-looking texts must not add a flat ~0.65
     # to everything: the lowest candidate cosine contributes nothing.
-    hits = {h.id: h for h in blend([BM25, DENSE], weights=[0.5, 0.5])}
+    hits = {h.id: h for h in blend([BM25, DENSE], weights=[0.5, 0.5], norm="minmax")}
     assert hits["a"].parts[1] == 0.0
     assert hits["c"].parts[1] == pytest.approx(0.5)
 
@@ -62,12 +62,12 @@ def test_a_constant_or_single_candidate_list_normalizes_to_one() -> None:
     # Pitfall 3: no division by zero when max == min.
     assert normalize([3.0], "minmax") == [1.0]
     assert normalize([2.0, 2.0], "zscore") == [1.0, 1.0]
-    hits = blend([[("only", 7.5)], DENSE])
+    hits = blend([[("only", 7.5)], DENSE], norm="minmax")
     assert {h.id: h for h in hits}["only"].parts[0] == 1.0
 
 
 def test_zscore_blend_puts_missing_documents_at_the_source_floor() -> None:
-    hits = {h.id: h for h in blend([BM25, DENSE], norm="zscore")}
+    hits = {h.id: h for h in blend([BM25, DENSE])}  # z-score is the default
     z_bm25 = normalize([12.0, 6.0, 3.0], "zscore")
     z_dense = normalize([0.71, 0.69, 0.62], "zscore")
     assert hits["d"].parts[0] == pytest.approx(min(z_bm25))
