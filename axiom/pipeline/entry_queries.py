@@ -117,26 +117,10 @@ def get_entry(conn: duckdb.DuckDBPyConnection, entry_id: str) -> EntryRow | None
 
 def entry_history(conn: duckdb.DuckDBPyConnection, entry_id: str) -> list[dict[str, Any]]:
     """Every event about the entry, oldest first: creation, checks, promotions, blocks."""
-    placeholders = ", ".join("?" for _ in HISTORY_TYPES)
-    rows = conn.execute(
-        f"SELECT event_id FROM events WHERE event_type IN ({placeholders})"
-        " AND json_extract_string(payload_json, '$.entry_id') = ? ORDER BY ts, event_id",
-        [*HISTORY_TYPES, entry_id],
-    ).fetchall()
-    store = EventStore(conn)
-    history = []
-    for (event_id,) in rows:
-        event = store.get(event_id)
-        if event is not None:
-            history.append(
-                {
-                    "event_id": event.event_id,
-                    "type": event.event_type,
-                    "ts": event.ts.isoformat(),
-                    "payload": event.payload,
-                }
-            )
-    return history
+    return [
+        {"event_id": e.event_id, "type": e.event_type, "ts": e.ts.isoformat(), "payload": e.payload}
+        for e in EventStore(conn).about("entry_id", entry_id, HISTORY_TYPES)
+    ]
 
 
 def sessions_with_verified_key(

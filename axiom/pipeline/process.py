@@ -381,19 +381,9 @@ class _BuildWriter:
 
     def _stage_of(self, entry_id: str) -> str:
         """The entry's stage as of the events appended so far (projection may lag)."""
-        row = self.conn.execute(
-            "SELECT json_extract_string(payload_json, '$.to') FROM events"
-            " WHERE event_type = ? AND json_extract_string(payload_json, '$.entry_id') = ?"
-            " ORDER BY ts DESC, event_id DESC LIMIT 1",
-            [ENTRY_PROMOTED, entry_id],
-        ).fetchone()
-        return row[0] if row else "raw"
+        promotions = self.store.about("entry_id", entry_id, [ENTRY_PROMOTED])
+        return promotions[-1].payload["to"] if promotions else "raw"
 
     def _approved_by(self, entry_id: str) -> str | None:
-        row = self.conn.execute(
-            "SELECT json_extract_string(payload_json, '$.approved_by') FROM events"
-            " WHERE event_type = 'entry_approved'"
-            " AND json_extract_string(payload_json, '$.entry_id') = ? LIMIT 1",
-            [entry_id],
-        ).fetchone()
-        return row[0] if row else None
+        approvals = self.store.about("entry_id", entry_id, ["entry_approved"])
+        return approvals[0].payload.get("approved_by") if approvals else None

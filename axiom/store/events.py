@@ -185,5 +185,15 @@ class EventStore:
             yield from chunk
             last_ts, last_id = chunk[-1].ts, chunk[-1].event_id
 
+    def about(self, field_name: str, value: str, types: Sequence[str]) -> list[StoredEvent]:
+        """Events of `types` whose payload has `field_name == value`, oldest first."""
+        marks = ", ".join("?" for _ in types)
+        rows = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM events WHERE event_type IN ({marks})"
+            f" AND json_extract_string(payload_json, '$.{field_name}') = ? ORDER BY ts, event_id",
+            [*types, value],
+        ).fetchall()
+        return [_row_to_event(row) for row in rows]
+
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM events").fetchone()[0]

@@ -400,28 +400,10 @@ def list_tasks_with_placeholder_blocker(conn: duckdb.DuckDBPyConnection) -> list
 
 def task_history(conn: duckdb.DuckDBPyConnection, task_id: str) -> list[HistoryEvent]:
     """Every event about the task, oldest first (task events, mentions, rejected input)."""
-    marks = ", ".join("?" for _ in HISTORY_TYPES)
-    rows = conn.execute(
-        f"SELECT event_id FROM events WHERE event_type IN ({marks})"
-        " AND json_extract_string(payload_json, '$.task_id') = ? ORDER BY ts, event_id",
-        [*HISTORY_TYPES, task_id],
-    ).fetchall()
-    store = EventStore(conn)
-    out = []
-    for (event_id,) in rows:
-        event = store.get(event_id)
-        if event is not None:
-            out.append(
-                HistoryEvent(
-                    event.event_id,
-                    event.ts,
-                    event.event_type,
-                    event.actor,
-                    event.session_id,
-                    event.payload,
-                )
-            )
-    return out
+    return [
+        HistoryEvent(e.event_id, e.ts, e.event_type, e.actor, e.session_id, e.payload)
+        for e in EventStore(conn).about("task_id", task_id, HISTORY_TYPES)
+    ]
 
 
 def get_task(conn: duckdb.DuckDBPyConnection, task_ref: str) -> TaskDetail | None:

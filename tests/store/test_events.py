@@ -69,3 +69,14 @@ def test_canonical_json_is_key_sorted_and_compact() -> None:
     assert canonical_json({"b": [1, {"d": 1, "c": 2}], "a": None}) == json.dumps(
         {"a": None, "b": [1, {"c": 2, "d": 1}]}, separators=(",", ":")
     )
+
+
+def test_about_finds_events_by_a_payload_field_in_order(db: Database) -> None:
+    with db.write() as conn:
+        store = EventStore(conn)
+        for i, (kind, ref) in enumerate(
+            [("a", "x"), ("b", "x"), ("a", "y"), ("c", "x"), ("a", "x")]
+        ):
+            store.append(NewEvent(kind, {"ref": ref, "i": i}))
+        found = store.about("ref", "x", ["a", "b"])
+    assert [(e.event_type, e.payload["i"]) for e in found] == [("a", 0), ("b", 1), ("a", 4)]
