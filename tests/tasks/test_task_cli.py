@@ -69,14 +69,14 @@ def test_blocked_lists_each_blocked_task_with_its_effective_blockers(sample, cap
     code, out, _ = run(capsys, "blocked")
     assert code == 0
     blocks = [b for b in out.split("\ntsk_") if b]
-    publishing = next(b for b in blocks if "Publishing" in b)
+    publishing = next(b for b in blocks if "Publish the package" in b)
     assert "blocked by artifact" in publishing and "PLAT-142" in publishing
     korean = next(b for b in blocks if "배포" in b)
     assert "blocked by condition" in korean and "레지스트리 인증서 교체" in korean
 
     code, out, _ = run(capsys, "blocked", "--json")
     data = json.loads(out)
-    assert {t["title"] for t in data} >= {"Publishing", "배포", "Package publish task"}
+    assert {t["title"] for t in data} == {"Publish the package to the internal index", "배포"}
     assert all(t["status"] == "blocked" and t["blockers"] for t in data)
 
 

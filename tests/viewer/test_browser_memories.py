@@ -43,12 +43,12 @@ def test_from_the_memory_browser_to_the_cited_span(page, processed: str, tmp_pat
     base = processed
     page.goto(f"{base}/entries/")
     rows = page.locator("#entry-rows tr")
-    expect(rows).to_have_count(14)
+    expect(rows).to_have_count(13)
     expect(page.get_by_role("link", name="Memories")).to_have_attribute("aria-current", "page")
 
     # The stage select drives htmx: only the rows change, and the URL follows.
     page.get_by_label("Stage").select_option("verified")
-    expect(rows).to_have_count(10)
+    expect(rows).to_have_count(9)
     expect(page).to_have_url(re.compile(r"/entries/\?stage=verified"))
     expect(page.locator("#entry-rows .stage-raw")).to_have_count(0)
     page.screenshot(path=str(tmp_path / "entries.png"), full_page=True)
@@ -81,6 +81,6 @@ def test_from_the_memory_browser_to_the_cited_span(page, processed: str, tmp_pat
     expect(page.locator("#m-1 mark")).to_have_text(QUOTE)
 
     page.goto(f"{base}/tasks/blocked/")
-    page.get_by_role("link", name="Package publish task").click()
+    page.get_by_role("link", name="Publish the package to the internal index").click()
     expect(page.locator("figure.graph svg g.node")).to_have_count(2)
     page.screenshot(path=str(tmp_path / "task.png"), full_page=True)

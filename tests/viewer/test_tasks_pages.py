@@ -65,14 +65,14 @@ def test_it_lists_every_task_with_its_status(client, site, processed):
     page = client.get(reverse("viewer-tasks")).content.decode()
     with site.read() as conn:
         expected = [t.title for t in list_tasks(conn)]
-    assert titles(page) == expected and len(expected) == 6
+    assert titles(page) == expected and len(expected) == 4
     assert '<span class="task-status task-blocked">blocked</span>' in page
     assert 'href="/tasks/blocked/"' in page
 
 
 def test_the_status_filter_is_a_get_form_that_also_drives_htmx(client, site, processed):
     page = client.get(reverse("viewer-tasks"), {"status": "blocked"}).content.decode()
-    assert sorted(titles(page)) == ["Package publish task", "Publishing", "배포"]
+    assert sorted(titles(page)) == ["Publish the package to the internal index", "배포"]
     assert '<option value="blocked" selected>' in page
     form = re.search(r'<form class="filters"(.*?)>', page, re.S).group(1)
     assert 'method="get"' in form and 'hx-get="/tasks/"' in form
@@ -90,7 +90,7 @@ def test_htmx_gets_only_the_task_rows(client, site, processed):
 
 def test_an_unknown_status_shows_every_task(client, site, processed):
     page = client.get(reverse("viewer-tasks"), {"status": "<nope>"}).content.decode()
-    assert len(titles(page)) == 6 and "<nope>" not in page
+    assert len(titles(page)) == 4 and "<nope>" not in page
 
 
 def test_an_empty_store_says_so(client, site):
@@ -103,7 +103,7 @@ def test_an_empty_store_says_so(client, site):
 
 def test_blocked_tasks_show_their_effective_blockers(client, site, processed):
     page = client.get(reverse("viewer-tasks-blocked")).content.decode()
-    assert 'Blocked tasks <span class="muted">3</span>' in page
+    assert 'Blocked tasks <span class="muted">2</span>' in page
     assert '<span class="kind kind-artifact">artifact</span> PLAT-142' in page
     assert '<span class="kind kind-condition">condition</span> 레지스트리 인증서 교체' in page
     assert f'href="/tasks/{task_id(site, "배포")}/"' in page
@@ -121,24 +121,31 @@ def test_a_resolved_condition_shows_what_it_resolved_to(client, site, chain):
 
 
 def test_the_detail_shows_status_blockers_evidence_and_history(client, site, processed):
-    tid = task_id(site, "Package publish task")
+    title = "Publish the package to the internal index"
+    tid = task_id(site, title)
     response = client.get(reverse("viewer-task", args=[tid]))
     page = response.content.decode()
     assert response.status_code == 200
-    assert "<h1>Package publish task</h1>" in page
+    assert f"<h1>{title}</h1>" in page
     assert '<dt>Status</dt><dd><span class="task-status task-blocked">blocked</span>' in page
-    assert "<dt>Priority</dt><dd>—</dd>" in page and "<dt>Aliases</dt><dd>—</dd>" in page
+    assert "<dt>Priority</dt><dd>low</dd>" in page and "<dt>Aliases</dt><dd>—</dd>" in page
     blockers = re.search(r"Blocked by \(effective\)</h2>\s*<ul.*?</ul>", page, re.S).group(0)
     assert "PLAT-142" in blockers
-    assert re.search(r'<a href="/entries/ent_\w+/">Package publish task</a>', page)
+    assert len(re.findall(rf'<a href="/entries/ent_\w+/">{title}</a>', page)) == 2
     history = re.search(r'<table class="history">(.*?)</table>', page, re.S).group(1)
     events = re.findall(r"<td><code>(\w+)</code></td>", history)
-    assert events == ["task_created", "task_blockers_set", "task_mentioned"]
+    assert events == [
+        "task_created",
+        "task_mentioned",
+        "task_blockers_set",
+        "task_status_changed",
+        "task_mentioned",
+    ]
     assert "blockers replace: PLAT-142" in history
 
 
 def test_a_task_opens_by_an_id_prefix(client, site, processed):
-    tid = task_id(site, "Publishing")
+    tid = task_id(site, "배포")
     assert client.get(reverse("viewer-task", args=[tid[:10]])).status_code == 200
 
 
