@@ -12,6 +12,7 @@ from axiom.config import AxiomConfig
 from axiom.ingest.formats import PARSERS
 from axiom.ingest.importer import import_paths
 from axiom.observability.stats import collect_stats
+from axiom.outbox.cli import register as register_outbox_commands
 from axiom.pipeline.cli import register as register_pipeline_commands
 from axiom.projections import rebuild_all
 from axiom.store.db import Database
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_up_command(sub)
     register_pipeline_commands(sub)
     register_task_commands(sub)
+    register_outbox_commands(sub)
     return parser
 
 

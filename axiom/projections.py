@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from axiom.evidence.citations import CitationProjector
 from axiom.ingest.session_projector import SessionProjector
+from axiom.outbox.config import configured_embedding_version, vectors_enabled
+from axiom.outbox.projector import OutboxProjector
 from axiom.pipeline.builds import BuildProjector
 from axiom.pipeline.entry_projector import EntryProjector
 from axiom.store.db import Database
@@ -16,13 +18,16 @@ from axiom.tasks.projector import TaskProjector
 
 
 def all_projectors() -> list[Projector]:
-    return [
+    projectors: list[Projector] = [
         SessionProjector(),
         BuildProjector(),
         EntryProjector(),
         CitationProjector(),
         TaskProjector(),
     ]
+    if vectors_enabled():  # embedding jobs for the configured vector space (AXIOM_EMBEDDER)
+        projectors.append(OutboxProjector(configured_embedding_version()))
+    return projectors
 
 
 def project_all(db: Database) -> dict[str, int]:

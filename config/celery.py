@@ -1,7 +1,7 @@
 """The Celery app: queues, routing and the beat schedule.
 
 Two queues. `default` takes ingest work and may run with any concurrency. `writer` applies
-projections (and, later, the vector outbox) and must be consumed by exactly one worker
+projections and drains the vector outbox, and must be consumed by exactly one worker
 process with concurrency 1, so LanceDB only ever has one writer.
 """
 
@@ -14,12 +14,18 @@ from kombu import Queue
 
 BROKER_URL = os.environ.get("AXIOM_BROKER_URL", "redis://127.0.0.1:6379/0")
 PROJECT_EVERY_SECONDS = float(os.environ.get("AXIOM_PROJECT_EVERY_SECONDS", "10"))
+DRAIN_EVERY_SECONDS = float(os.environ.get("AXIOM_DRAIN_EVERY_SECONDS", "5"))
+RECONCILE_EVERY_SECONDS = float(os.environ.get("AXIOM_RECONCILE_EVERY_SECONDS", "60"))
 
 app = Celery("axiom", broker=BROKER_URL, backend=os.environ.get("AXIOM_RESULT_BACKEND", BROKER_URL))
 app.conf.update(
     task_queues=[Queue("default"), Queue("writer")],
     task_default_queue="default",
-    task_routes={"axiom.project": {"queue": "writer"}},
+    task_routes={
+        "axiom.project": {"queue": "writer"},
+        "axiom.drain_outbox": {"queue": "writer"},
+        "axiom.reconcile_outbox": {"queue": "writer"},
+    },
     task_acks_late=True,  # a worker killed mid-task gets the task redelivered
     task_reject_on_worker_lost=True,
     worker_prefetch_multiplier=1,
@@ -38,6 +44,17 @@ app.conf.update(
     result_expires=3600,
     beat_schedule={
         "project-new-events": {"task": "axiom.project", "schedule": PROJECT_EVERY_SECONDS},
+        # A tick that waited behind a long drain is dropped, not run late: the next comes soon.
+        "drain-vector-outbox": {
+            "task": "axiom.drain_outbox",
+            "schedule": DRAIN_EVERY_SECONDS,
+            "options": {"expires": DRAIN_EVERY_SECONDS},
+        },
+        "reconcile-vector-outbox": {
+            "task": "axiom.reconcile_outbox",
+            "schedule": RECONCILE_EVERY_SECONDS,
+            "options": {"expires": RECONCILE_EVERY_SECONDS},
+        },
     },
     imports=["config.tasks"],
 )

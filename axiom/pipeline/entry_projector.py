@@ -1,11 +1,11 @@
-"""Folds entry events into the `entries` table and queues each new entry for embedding.
+"""Folds entry events into the `entries` table.
 
 Entries are immutable in content; only `stage` (promotions) and `status` (conflicts) move.
+Queueing entries for embedding is `axiom.outbox.projector.OutboxProjector`'s job.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -18,15 +18,10 @@ ENTRY_PROMOTED = "entry_promoted"
 ENTRY_STATUS_CHANGED = "entry_status_changed"
 
 
-def outbox_job_id(item_kind: str, item_id: str, embedding_version: str) -> str:
-    digest = hashlib.sha1(f"{item_kind}:{item_id}:{embedding_version}".encode()).hexdigest()
-    return f"job_{digest[:16]}"
-
-
 class EntryProjector:
     name = "entries"
     event_types = (ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED)
-    tables = ("entries", "vector_outbox")
+    tables = ("entries",)
 
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
         p: dict[str, Any] = event.payload
@@ -61,10 +56,3 @@ class EntryProjector:
                 p["session_id"],
             ],
         )
-        version = p.get("embedding_version")
-        if version and version != "none":
-            conn.execute(
-                "INSERT INTO vector_outbox (job_id, item_kind, item_id, embedding_version, status)"
-                " VALUES (?, 'entry', ?, ?, 'pending') ON CONFLICT (job_id) DO NOTHING",
-                [outbox_job_id("entry", p["entry_id"], version), p["entry_id"], version],
-            )

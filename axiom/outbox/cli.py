@@ -1,0 +1,127 @@
+"""CLI over the vector outbox: `outbox drain`, `outbox status`, `reconcile`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from axiom.outbox.writer import DrainReport
+
+
+def _open() -> Any:
+    from axiom.cli import open_database
+
+    return open_database()
+
+
+def cmd_drain(args: argparse.Namespace) -> int:
+    from axiom.outbox.service import configured_writer
+    from axiom.projections import project_all
+
+    db = _open()
+    project_all(db)  # queue jobs for anything imported with --no-process or not yet projected
+    writer = configured_writer(db, batch_size=args.batch_size)
+    total = writer.pending_count()
+    if args.max is not None:
+        total = min(total, args.max)
+    bar = None
+    if sys.stderr.isatty() and not args.quiet and not args.json:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="job", file=sys.stderr)
+    seen = 0
+
+    def progress(report: DrainReport) -> None:
+        nonlocal seen
+        if bar is not None:
+            bar.update(report.claimed - seen)
+            bar.set_postfix(done=report.done, failed=report.failed)
+        seen = report.claimed
+
+    report = writer.drain(args.max, on_batch=progress)
+    if bar is not None:
+        bar.close()
+    if args.json:
+        print(json.dumps(report.to_json(), sort_keys=True))
+    elif report.busy:
+        print("another outbox writer is running; nothing done")
+    else:
+        print(
+            f"{report.done} done, {report.failed} failed ({report.missing} item(s) gone),"
+            f" {report.remaining} pending; {report.rows_upserted} row(s) written in"
+            f" {report.seconds:.1f}s ({report.texts_per_second:.0f} texts/s embedding)"
+        )
+    if report.error:
+        print(f"error: {report.error}", file=sys.stderr)
+    return 1 if report.error or report.busy else 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from axiom.observability.stats import OUTBOX_STATUSES
+    from axiom.outbox.lance_store import LanceStoreError
+    from axiom.outbox.service import configured_store
+
+    store = configured_store()
+    with _open().read() as conn:
+        by_status = dict.fromkeys(OUTBOX_STATUSES, 0)
+        for status, n in conn.execute(
+            "SELECT status, count(*) FROM vector_outbox WHERE embedding_version = ?"
+            " GROUP BY status",
+            [store.embedding_version],
+        ).fetchall():
+            by_status[status] = n
+        errors = conn.execute(
+            "SELECT error, count(*) FROM vector_outbox WHERE status = 'failed'"
+            " AND embedding_version = ? GROUP BY error ORDER BY count(*) DESC LIMIT 5",
+            [store.embedding_version],
+        ).fetchall()
+    try:
+        rows: int | str = store.count_rows()
+    except LanceStoreError as exc:
+        rows = f"error: {exc}"
+    out = {
+        "embedding_version": store.embedding_version,
+        "table": store.table_name,
+        "jobs": by_status,
+        "lancedb_rows": rows,
+        "top_errors": [{"error": e, "jobs": n} for e, n in errors],
+    }
+    print(json.dumps(out, indent=2, ensure_ascii=False))
+    return 0
+
+
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    from axiom.outbox.service import configured_writer
+
+    writer = configured_writer(_open(), load_model=False)
+    report = writer.reconcile(max_attempts=args.max_attempts, stuck_after_s=args.stuck_after)
+    print(json.dumps(report.to_json(), sort_keys=True))
+    return 1 if report.error else 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("outbox", help="the vector outbox: embed queued items into LanceDB")
+    outbox = p.add_subparsers(dest="outbox_command", required=True)
+
+    d = outbox.add_parser("drain", help="embed pending jobs and write them to LanceDB")
+    d.add_argument("--max", type=int, default=None, help="claim at most N jobs")
+    d.add_argument("--batch-size", type=int, default=None, help="jobs per batch")
+    d.add_argument("--json", action="store_true", help="print the report as JSON")
+    d.add_argument("--quiet", action="store_true", help="no progress bar")
+    d.set_defaults(func=cmd_drain)
+
+    s = outbox.add_parser("status", help="jobs by status, LanceDB rows, top errors")
+    s.set_defaults(func=cmd_status)
+
+    r = sub.add_parser(
+        "reconcile",
+        help="re-queue outbox jobs left processing by a dead writer, failed ones with"
+        " attempts left, and done ones whose vector is missing",
+    )
+    r.add_argument("--max-attempts", type=int, default=5)
+    r.add_argument(
+        "--stuck-after", type=float, default=300, help="seconds before processing counts as stuck"
+    )
+    r.set_defaults(func=cmd_reconcile)

