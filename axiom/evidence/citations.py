@@ -5,6 +5,13 @@ session, message, offsets, quote hash), lengthened to 7 or 8 characters only if 
 id is already taken by another span. Because events replay in a fixed order, a rebuild
 assigns exactly the same ids, and re-importing the same session adds no new span, so an
 existing id never changes.
+
+Every ingested message also gets a *message citation* (table `message_citations`, migration
+0006): its span is the whole message, so a search hit on a raw message opens like any
+citation (`python -m axiom cite`, `/c/<id>/`, `GET /api/v1/citations/{id}`). Its identity
+is (session, message index, hash of the message text); its id is 8-10 characters long, so
+it can never take an id an entry span had (6-8) when a rebuild replays both kinds
+interleaved. Both kinds share one id namespace: a new id is checked against both tables.
 """
 
 from __future__ import annotations
@@ -21,7 +28,10 @@ from axiom.store.events import StoredEvent
 
 PREFIX = "mem:"
 MIN_LEN, MAX_LEN = 6, 8
+MESSAGE_MIN_LEN, MESSAGE_MAX_LEN = 8, 10
 CONTEXT_CHARS = 160
+SESSION_INGESTED = "session_ingested"  # axiom.ingest.session_projector; not imported (layering)
+MESSAGE_METHOD = "message"  # the `method` a message citation reports: the span is the message
 
 
 class CitationIdExhausted(RuntimeError):
@@ -43,6 +53,27 @@ def _digest(key: str) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
+def message_span_key(session_id: str, message_index: int, text_hash: str) -> str:
+    return f"message|{session_id}|{message_index}|{text_hash}"
+
+
+def _text_hash(text: str) -> str:
+    """sha256 hex of the UTF-8 text (the aligner's quote_hash; lone surrogates kept)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _taken(conn: duckdb.DuckDBPyConnection, candidates: list[str]) -> set[str]:
+    if not candidates:
+        return set()
+    marks = ", ".join("?" for _ in candidates)
+    rows = conn.execute(
+        f"SELECT citation_id FROM citations WHERE citation_id IN ({marks})"
+        f" UNION ALL SELECT citation_id FROM message_citations WHERE citation_id IN ({marks})",
+        [*candidates, *candidates],
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
 def assign_citation_id(conn: duckdb.DuckDBPyConnection, key: str) -> str:
     """The existing id for this span, or the shortest free id derived from it."""
     row = conn.execute("SELECT citation_id FROM citations WHERE span_key = ?", [key]).fetchone()
@@ -51,20 +82,54 @@ def assign_citation_id(conn: duckdb.DuckDBPyConnection, key: str) -> str:
     digest = _digest(key)
     for length in range(MIN_LEN, MAX_LEN + 1):
         candidate = PREFIX + digest[:length]
-        taken = conn.execute(
-            "SELECT 1 FROM citations WHERE citation_id = ?", [candidate]
-        ).fetchone()
-        if not taken:
+        if not _taken(conn, [candidate]):
             return candidate
     raise CitationIdExhausted(f"no free citation id for span {key!r}")
 
 
+def _assign_message_ids(conn: duckdb.DuckDBPyConnection, keys: list[str]) -> dict[str, str]:
+    """span_key -> id for a batch of message spans: existing ids kept, new ones the shortest
+    free id of MESSAGE_MIN_LEN..MESSAGE_MAX_LEN characters (three queries per batch)."""
+    if not keys:
+        return {}
+    marks = ", ".join("?" for _ in keys)
+    assigned = dict(
+        conn.execute(
+            f"SELECT span_key, citation_id FROM message_citations WHERE span_key IN ({marks})",
+            keys,
+        ).fetchall()
+    )
+    pending = [k for k in dict.fromkeys(keys) if k not in assigned]
+    digests = {k: _digest(k) for k in pending}
+    used: set[str] = set(assigned.values())
+    for length in range(MESSAGE_MIN_LEN, MESSAGE_MAX_LEN + 1):
+        if not pending:
+            break
+        wanted = {k: PREFIX + digests[k][:length] for k in pending}
+        taken = _taken(conn, list(set(wanted.values())))
+        still: list[str] = []
+        for key in pending:  # in message order, so a replay assigns the same ids
+            candidate = wanted[key]
+            if candidate in taken or candidate in used:
+                still.append(key)
+                continue
+            assigned[key] = candidate
+            used.add(candidate)
+        pending = still
+    if pending:
+        raise CitationIdExhausted(f"no free citation id for span {pending[0]!r}")
+    return assigned
+
+
 class CitationProjector:
     name = "citations"
-    event_types = ("entry_created",)
-    tables = ("citations",)
+    event_types = ("entry_created", SESSION_INGESTED)
+    tables = ("citations", "message_citations")
 
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
+        if event.event_type == SESSION_INGESTED:
+            self._messages(conn, event)
+            return
         entry_id = event.payload["entry_id"]
         for ev in event.payload.get("evidence", []):
             if not ev.get("aligned") or ev.get("span_start") is None:
@@ -90,11 +155,49 @@ class CitationProjector:
                 ],
             )
 
+    def _messages(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
+        """One citation per message of the ingested transcript, spanning the whole text."""
+        transcript = event.payload.get("transcript") or {}
+        session_id = transcript.get("session_id") or event.session_id
+        rows = []
+        for message in transcript.get("messages") or []:
+            text = str(message.get("text") or "")
+            index = int(message["index"])
+            digest = _text_hash(text)
+            rows.append((message_span_key(session_id, index, digest), index, len(text), digest))
+        ids = _assign_message_ids(conn, [r[0] for r in rows])
+        fresh = [r for r in rows if r[0] in ids]
+        if not fresh:
+            return
+        import pyarrow as pa
+
+        batch = pa.table(
+            {
+                "citation_id": [ids[r[0]] for r in fresh],
+                "span_key": [r[0] for r in fresh],
+                "session_id": [session_id] * len(fresh),
+                "message_index": pa.array([r[1] for r in fresh], pa.int32()),
+                "span_end": pa.array([r[2] for r in fresh], pa.int32()),
+                "quote_hash": [r[3] for r in fresh],
+            }
+        )
+        conn.register("incoming_message_citations", batch)
+        try:
+            conn.execute(
+                "INSERT INTO message_citations (citation_id, span_key, session_id, message_index,"
+                " span_end, quote_hash, created_at)"
+                " SELECT citation_id, span_key, session_id, message_index, span_end, quote_hash, ?"
+                " FROM incoming_message_citations ON CONFLICT (span_key) DO NOTHING",
+                [event.ts],
+            )
+        finally:
+            conn.unregister("incoming_message_citations")
+
 
 @dataclass(frozen=True)
 class Citation:
     citation_id: str
-    entry_id: str
+    entry_id: str | None  # None for a message citation (the span is the whole message)
     entry_title: str | None
     session_id: str
     message_index: int
@@ -108,9 +211,14 @@ class Citation:
     role: str | None
     created_at: datetime
 
+    @property
+    def kind(self) -> str:
+        return "entry" if self.entry_id is not None else "message"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "citation_id": self.citation_id,
+            "kind": self.kind,
             "entry_id": self.entry_id,
             "entry_title": self.entry_title,
             "session_id": self.session_id,
@@ -135,13 +243,20 @@ def normalize_citation_id(raw: str) -> str:
 def get_citation(
     conn: duckdb.DuckDBPyConnection, citation_id: str, context: int = CONTEXT_CHARS
 ) -> Citation | None:
+    """An entry's evidence span or a message citation (whole message), with its text."""
     row = conn.execute(
         "SELECT c.citation_id, c.entry_id, e.title, c.session_id, c.message_index, c.span_start,"
         " c.span_end, c.method, c.confidence, m.text, m.role, c.created_at"
         " FROM citations c LEFT JOIN entries e USING (entry_id)"
         " LEFT JOIN messages m ON m.session_id = c.session_id AND m.message_index = c.message_index"
+        " WHERE c.citation_id = ?"
+        " UNION ALL"
+        " SELECT c.citation_id, NULL, NULL, c.session_id, c.message_index, 0, c.span_end,"
+        f" '{MESSAGE_METHOD}', 1.0, m.text, m.role, c.created_at"
+        " FROM message_citations c"
+        " LEFT JOIN messages m ON m.session_id = c.session_id AND m.message_index = c.message_index"
         " WHERE c.citation_id = ?",
-        [normalize_citation_id(citation_id)],
+        [normalize_citation_id(citation_id)] * 2,
     ).fetchone()
     if row is None:
         return None
@@ -173,3 +288,39 @@ def citations_for_entry(conn: duckdb.DuckDBPyConnection, entry_id: str) -> list[
             [entry_id],
         ).fetchall()
     ]
+
+
+def message_citations(
+    conn: duckdb.DuckDBPyConnection, messages: list[tuple[str, int]]
+) -> dict[tuple[str, int], str]:
+    """(session_id, message_index) -> the citation of the message as it reads now.
+
+    The citation whose text hash matches the current message text; when the message
+    changed since (a re-ingest), the newest citation of that position.
+    """
+    if not messages:
+        return {}
+    pairs = list(dict.fromkeys(messages))
+    rows = conn.execute(
+        "SELECT c.session_id, c.message_index, c.citation_id,"
+        " c.quote_hash = sha256(m.text) AS current"
+        " FROM (SELECT unnest(?) AS sid, unnest(?) AS idx) w"
+        " JOIN message_citations c ON c.session_id = w.sid AND c.message_index = w.idx"
+        " LEFT JOIN messages m ON m.session_id = c.session_id"
+        "  AND m.message_index = c.message_index"
+        " ORDER BY current NULLS FIRST, c.created_at, c.citation_id",
+        [[p[0] for p in pairs], [p[1] for p in pairs]],
+    ).fetchall()
+    return {(sid, idx): cid for sid, idx, cid, _current in rows}  # the last row wins
+
+
+def first_citations(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, str]:
+    """entry_id -> its first citation (message order, then span start), for entries with one."""
+    if not entry_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT entry_id, arg_min(citation_id, (message_index, span_start, citation_id))"
+        " FROM citations WHERE entry_id IN (SELECT unnest(?)) GROUP BY entry_id",
+        [list(dict.fromkeys(entry_ids))],
+    ).fetchall()
+    return dict(rows)
