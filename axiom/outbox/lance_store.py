@@ -6,11 +6,11 @@ one table per vector space, so vectors of different embedders never meet. Column
 =============== ============================== =============================================
 column          type                           meaning
 =============== ============================== =============================================
-id              string, not null               ``entry:<entry_id>`` | ``message:<session_id>:<index>`` | ``task:<task_id>``
-kind            string, not null               ``entry`` | ``message`` | ``task``
+id              string, not null               ``entry:<entry_id>`` | ``message:<session_id>:<index>`` | ``context:<session_id>:<index>`` | ``task:<task_id>``
+kind            string, not null               ``entry`` | ``message`` | ``context`` | ``task``
 entry_id        string, null                   the entry (kind entry)
-session_id      string, null                   the session (kind message; entries carry theirs too)
-message_index   int32, null                    the message's index in its session (kind message)
+session_id      string, null                   the session (kinds message, context; entries carry theirs too)
+message_index   int32, null                    the message's index in its session (kinds message, context)
 text            string, not null               exactly what was embedded (see the ``document_text_for_*`` helpers)
 lex_terms       string, not null               ``DEFAULT_ANALYZER`` terms of ``text``, space-joined; FTS-indexed
 ts              timestamp[us], null            naive UTC; for recency (message time, else its session's start; entry creation; task's last change)
@@ -50,7 +50,10 @@ from axiom.ingest.locomo import parse_session_date
 from axiom.retrieval.lexical import DEFAULT_ANALYZER, Analyzer, LanceLexicalIndex
 
 TABLE_PREFIX = "memories_"
-KINDS = ("entry", "message", "task")
+# A `context` row is written with its message by the same job: the previous message of the
+# session and the message (`document_text_for_context`), so search finds a reply through
+# the turn it answers (axiom.retrieval.search, views lexical_ctx / dense_ctx).
+KINDS = ("entry", "message", "task", "context")
 MAX_DOCUMENT_CHARS = 16_000  # the embedder reads ~256 tokens; FTS gets the first 16k chars
 LEX_COLUMN = "lex_terms"
 VECTOR_COLUMN = "vector"
@@ -80,6 +83,10 @@ def entry_row_id(entry_id: str) -> str:
 
 def message_row_id(session_id: str, index: int) -> str:
     return f"message:{session_id}:{index}"
+
+
+def context_row_id(session_id: str, index: int) -> str:
+    return f"context:{session_id}:{index}"
 
 
 def task_row_id(task_id: str) -> str:
@@ -136,6 +143,13 @@ def document_text_for_message(role: str, text: str, meta: Mapping[str, Any] | No
     day = _day(meta.get("session_date"))
     head = f"{speaker} ({day})" if day else speaker
     return _cap(f"{head}: {text.strip()}")
+
+
+def document_text_for_context(previous: str | None, own: str) -> str:
+    """`"<previous message's document text>\n<own document text>"`; just `own` for the
+    first message of a session or after a message without text. On LoCoMo dev, adding
+    this view (lexical and dense) to the own-text views raised recall@5 by ~0.06-0.09."""
+    return _cap(f"{previous}\n{own}") if previous else own
 
 
 def document_text_for_task(title: str) -> str:

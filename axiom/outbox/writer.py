@@ -40,10 +40,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from axiom.outbox.config import embedding_version_of
+from axiom.outbox.config import context_rows_enabled, embedding_version_of
 from axiom.outbox.lance_store import (
     LanceStore,
     LanceStoreError,
+    context_row_id,
+    document_text_for_context,
     document_text_for_entry,
     document_text_for_message,
     document_text_for_task,
@@ -157,6 +159,7 @@ class OutboxWriter:
         *,
         optimize_every: int = 1000,
         vector_index_min_rows: int = 50_000,
+        context_rows: bool | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -172,6 +175,8 @@ class OutboxWriter:
         self.batch_size = batch_size
         self.optimize_every = optimize_every
         self.vector_index_min_rows = vector_index_min_rows
+        # A message job also writes its `context` row (AXIOM_CONTEXT_ROWS, default on).
+        self.context_rows = context_rows_enabled() if context_rows is None else context_rows
 
     @property
     def embedding_version(self) -> str:
@@ -244,7 +249,7 @@ class OutboxWriter:
             t0 = time.perf_counter()
             upserted = self.store.upsert(rows) if rows else 0
             if missing:
-                self.store.delete_ids([job.row_id for job in missing])
+                self.store.delete_ids([i for job in missing for i in _row_ids(job, True)])
             timing.upsert_s = time.perf_counter() - t0
         except Exception as exc:  # the model or LanceDB: fail the batch, keep the reason
             error = f"{exc.__class__.__name__}: {exc}"[:MAX_ERROR_CHARS]
@@ -306,6 +311,8 @@ class OutboxWriter:
                 if loader is not None:
                     rows.extend(loader(conn, group))
         found = {r["job_id"] for r in rows}
+        if not self.context_rows:
+            rows = [r for r in rows if r["kind"] != "context"]
         return rows, [j for j in jobs if j.job_id not in found]
 
     # -- index upkeep ----------------------------------------------------------------------
@@ -405,11 +412,19 @@ class OutboxWriter:
                 " WHERE status = 'done' AND embedding_version = ?",
                 [self.embedding_version],
             ).fetchall()
-        lost = [job for job, kind, item in done if f"{kind}:{item}" not in counts]
+        lost = [
+            job
+            for job, kind, item in done
+            if any(i not in counts for i in _row_ids(Job(job, kind, item), self.context_rows))
+        ]
         if duplicates:
             self.store.delete_ids(duplicates)
             wanted = set(duplicates)
-            redo = [job for job, kind, item in done if f"{kind}:{item}" in wanted]
+            redo = [
+                job
+                for job, kind, item in done
+                if wanted.intersection(_row_ids(Job(job, kind, item), True))
+            ]
             report.duplicates_repaired = self._requeue_done(redo)
         report.lost_requeued = self._requeue_done(lost)
 
@@ -474,29 +489,40 @@ def _load_messages(conn: Any, jobs: Sequence[Job]) -> list[dict[str, Any]]:
         return []
     found = conn.execute(
         "SELECT m.session_id, m.message_index, m.role, m.text, m.meta_json,"
-        " coalesce(m.ts, s.started_at)"
+        " coalesce(m.ts, s.started_at), p.role, p.text, p.meta_json"
         " FROM (SELECT unnest(?) AS sid, unnest(?) AS idx) k"
         " JOIN messages m ON m.session_id = k.sid AND m.message_index = k.idx"
+        " LEFT JOIN messages p ON p.session_id = m.session_id"
+        "  AND p.message_index = m.message_index - 1"
         " LEFT JOIN sessions s ON s.session_id = m.session_id",
         [[k[0] for k in keys], [k[1] for k in keys]],
     ).fetchall()
     rows = []
-    for session_id, index, role, text, meta_json, ts in found:
+    for session_id, index, role, text, meta_json, ts, p_role, p_text, p_meta in found:
         if not text or not text.strip():
             continue  # nothing to embed: treated as not found
         meta = json.loads(meta_json) if meta_json else {}
-        rows.append(
-            {
-                "job_id": keys[(session_id, index)].job_id,
-                "id": message_row_id(session_id, index),
-                "kind": "message",
-                "entry_id": None,
-                "session_id": session_id,
-                "message_index": index,
-                "text": document_text_for_message(role, text, meta),
-                "ts": ts,
-            }
-        )
+        own = document_text_for_message(role, text, meta)
+        previous = None
+        if p_text and p_text.strip():
+            previous = document_text_for_message(p_role, p_text, json.loads(p_meta or "{}"))
+        row = {
+            "job_id": keys[(session_id, index)].job_id,
+            "id": message_row_id(session_id, index),
+            "kind": "message",
+            "entry_id": None,
+            "session_id": session_id,
+            "message_index": index,
+            "text": own,
+            "ts": ts,
+        }
+        context = {
+            **row,
+            "id": context_row_id(session_id, index),
+            "kind": "context",
+            "text": document_text_for_context(previous, own),
+        }
+        rows += [row, context]
     return rows
 
 
@@ -520,6 +546,13 @@ def _load_tasks(conn: Any, jobs: Sequence[Job]) -> list[dict[str, Any]]:
         }
         for task_id, title, updated_at in found
     ]
+
+
+def _row_ids(job: Job, context_rows: bool) -> list[str]:
+    """The LanceDB rows one job writes: a message also has its context row."""
+    if job.item_kind == "message" and context_rows:
+        return [job.row_id, f"context:{job.item_id}"]
+    return [job.row_id]
 
 
 _LOADERS: dict[str, Callable[[Any, Sequence[Job]], list[dict[str, Any]]]] = {

@@ -5,6 +5,7 @@ broker and Celery worker) are borrowed from tests/queue/conftest.py."""
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,28 @@ worker = _queue.worker
 wait_for = _queue.wait_for
 
 
+@pytest.fixture(autouse=True)
+def _minilm_without_context_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests count one row per item, written with MiniLM; the product defaults are e5
+    and context rows (config.py; context rows are tested in tests/retrieval)."""
+    monkeypatch.setenv("AXIOM_EMBEDDER", "minilm")
+    monkeypatch.setenv("AXIOM_CONTEXT_ROWS", "0")
+
+
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
     return shared_embedder("minilm")
+
+
+@pytest.fixture(autouse=True)
+def _torch_threads() -> Iterator[None]:
+    """Building the configured writer sets torch's process-wide thread count; undo it so
+    the rest of the test session runs as it would have."""
+    import torch
+
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture
