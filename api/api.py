@@ -11,8 +11,9 @@ from ninja import NinjaAPI
 
 from api.docs import OfflineSwagger
 from api.errors import NotFound
-from api.routers import entries, health, sessions, tasks
+from api.routers import entries, health, search, sessions, tasks
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound
+from axiom.retrieval.search import QueryError, SearchUnavailable
 from axiom.store.db import DatabaseMissing
 
 api = NinjaAPI(title="Axiom", version="1", docs_url="/docs", docs=OfflineSwagger())
@@ -21,12 +22,15 @@ api.add_router("/v1/", health.router)
 api.add_router("/v1/sessions", sessions.router)
 api.add_router("/v1/", tasks.router)
 api.add_router("/v1/", entries.router)
+api.add_router("/v1/", search.router)
 
 ERROR_STATUS: dict[type[Exception], int] = {
     NotFound: 404,
     EntryNotFound: 404,
     ApprovalRejected: 422,
     DatabaseMissing: 503,
+    QueryError: 422,
+    SearchUnavailable: 503,
 }
 
 

@@ -15,6 +15,7 @@ from axiom.observability.stats import collect_stats
 from axiom.outbox.cli import register as register_outbox_commands
 from axiom.pipeline.cli import register as register_pipeline_commands
 from axiom.projections import rebuild_all
+from axiom.retrieval.cli import register as register_retrieval_commands
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
 from axiom.tasks.cli import register as register_task_commands
@@ -123,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_up_command(sub)
     register_pipeline_commands(sub)
     register_task_commands(sub)
+    register_retrieval_commands(sub)
     register_outbox_commands(sub)
     return parser
 

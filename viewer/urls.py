@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from viewer import views, views_entries, views_tasks
+from viewer import views, views_entries, views_search, views_tasks
 
 urlpatterns = [
     path("", views.dashboard, name="viewer-dashboard"),
@@ -17,6 +17,7 @@ urlpatterns = [
         name="viewer-entry-approve",
     ),
     path("c/<str:citation_id>/", views_entries.citation_detail, name="viewer-citation"),
+    path("search/", views_search.search, name="viewer-search"),
     path("tasks/", views_tasks.task_list, name="viewer-tasks"),
     path("tasks/blocked/", views_tasks.blocked_tasks, name="viewer-tasks-blocked"),
     path("tasks/<str:task_id>/", views_tasks.task_detail, name="viewer-task"),

@@ -14,7 +14,7 @@ candidates that retriever returned (its top-N), not the whole corpus.
      embedding models give unrelated texts cosines of 0.5-0.7, so adding absolute cosines
      adds near-uniform noise that blurs the lexical order;
   3. a list whose scores are all equal (or a single candidate) normalizes to 1.0 for
-     every candidate instead of dividing by zero.
+     every candidate instead of dividing by zero, and a document it did not return gets 0.
 
 Both return `FusedHit`s with the per-source rank and contribution (the score breakdown
 search results must carry). Ties break by the best source rank, then by first appearance.
@@ -128,7 +128,11 @@ def blend(
         for (doc_id, _score), value in zip(source, values, strict=True):
             table.setdefault(doc_id, value)
         normed.append(table)
-        floors.append(0.0 if norm == "minmax" or not values else min(values))
+        # z-score floor: the lowest z seen. A list without spread (one candidate, or equal
+        # scores) normalizes to 1.0; its floor is then 0.0, so the documents it returned
+        # still count (a rare exact term found in one document is the strongest signal).
+        flat = not values or max(values) - min(values) <= 1e-12
+        floors.append(0.0 if norm == "minmax" or flat else min(values))
     hits = []
     for doc_id in ids:
         ranks = tuple(m.get(doc_id) for m in rank_maps)

@@ -1,0 +1,101 @@
+"""Search with progressive disclosure: `/search` (layer 1, or all layers under a token
+budget), `/search/timeline` (layer 2) and `/search/details` (layer 3) for one hit."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Literal
+
+from django.conf import settings
+from django.http import HttpRequest
+from ninja import Field, Query, Router, Schema
+
+from api.errors import NotFound
+from axiom.config import AxiomConfig
+from axiom.retrieval.disclosure import MAX_BUDGET, details, disclose, parse_hit_id, timeline
+from axiom.retrieval.search import MAX_K, QueryError, SearchService
+from viewer.db import get_database
+
+router = Router(tags=["search"])
+
+_lock = threading.Lock()
+_services: dict[Path, SearchService] = {}
+
+
+def get_search_service() -> SearchService:
+    """One service per data dir: it keeps the LanceDB handle and the loaded model."""
+    data_dir = Path(settings.AXIOM_DATA_DIR)
+    with _lock:
+        service = _services.get(data_dir)
+        if service is None:
+            get_database()  # migrated before the first read
+            service = SearchService.from_config(AxiomConfig(data_dir=data_dir))
+            _services[data_dir] = service
+    return service
+
+
+def reset() -> None:
+    """Forget the cached services (tests point the settings at a fresh data dir)."""
+    with _lock:
+        for service in _services.values():
+            service.close()
+        _services.clear()
+
+
+class SearchParams(Schema):
+    q: str = Field(..., description="what to look for (cut at 2,000 characters)")
+    k: int = Field(10, ge=1, le=MAX_K, description="hits to return")
+    mode: Literal["hybrid", "fts", "vector"] = "hybrid"
+    budget: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_BUDGET,
+        description="token budget: adds `disclosure` with the layers that fit",
+    )
+
+
+class HitParams(Schema):
+    id: str = Field(..., description="a hit id: entry:<id> or message:<session>:<index>")
+
+
+@router.get("/search")
+def search(request: HttpRequest, params: Query[SearchParams]) -> dict:
+    """Hybrid search over memory entries and messages: each hit has its score breakdown,
+    a confidence tier (high / suggested / none) and a citation id."""
+    service = get_search_service()
+    result = service.search(params.q, k=params.k, mode=params.mode)
+    data = result.to_json()
+    if params.budget is not None:
+        data["disclosure"] = disclose(service.db, result, params.budget).to_json()
+    return data
+
+
+def _hit_id(raw: str) -> str:
+    try:
+        parse_hit_id(raw)
+    except ValueError as exc:
+        raise QueryError(str(exc)) from exc
+    return raw
+
+
+@router.get("/search/timeline")
+def search_timeline(request: HttpRequest, params: Query[HitParams]) -> dict:
+    """Layer 2: the messages around a hit in its session."""
+    hit_id = _hit_id(params.id)
+    with get_database().read() as conn:
+        found = timeline(conn, hit_id)
+    if found is None:
+        raise NotFound(f"no timeline for {hit_id!r}")
+    return found
+
+
+@router.get("/search/details")
+def search_details(request: HttpRequest, params: Query[HitParams]) -> dict:
+    """Layer 3: an entry with its evidence and citations, or a whole message."""
+    hit_id = _hit_id(params.id)
+    with get_database().read() as conn:
+        found = details(conn, hit_id)
+    if found is None:
+        raise NotFound(f"{hit_id!r} not found")
+    return found

@@ -1,0 +1,256 @@
+"""Search latency at 10k and 100k memory entries (DESIGN §9: search p50/p95 at 10k and 100k).
+
+    python bench/bench_search.py                    # 10k and 100k, 200 queries each
+    python bench/bench_search.py --sizes 10000 --queries 50 --keep /tmp/bench-search
+
+For each size, in a fresh data dir: synthetic entries (decision/fact/error sentences over a
+Zipf-distributed vocabulary, every stage and status) are written straight into DuckDB
+`entries` + `citations` (bulk Arrow inserts) and into the configured `LanceStore` with
+random-but-fixed unit vectors (embedding 100k texts with e5 would take over an hour here;
+the vectors' content does not change the cost of a search). The FTS index is built and the
+table optimized, as the outbox writer leaves it. At `--ivf-min-rows` rows and above (default
+50,000, the writer's threshold) an IVF_FLAT index is built too, and the size is measured
+both with exact kNN and with the index, so the difference is visible.
+
+Then `--queries` distinct queries (3-6 vocabulary words, so no embedding is cached) go
+through `SearchService.search(q, k=10, mode="hybrid")`: the real query embedding with the
+configured model (e5 by default), FTS and vector candidates, z-score blend, the DuckDB
+read for stage/status/citations, rerank. Printed: p50/p95/max of the whole call and the
+p50 of each step. Two warm-up queries are not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from axiom.config import AxiomConfig  # noqa: E402
+from axiom.outbox.config import configured_embedder, embedding_version_of  # noqa: E402
+from axiom.outbox.lance_store import LanceStore, document_text_for_entry  # noqa: E402
+from axiom.retrieval.search import SearchService  # noqa: E402
+from axiom.store.db import Database  # noqa: E402
+from axiom.store.migrate import migrate  # noqa: E402
+
+_WORDS_TEXT = """
+redis postgres duckdb lancedb celery django htmx ninja migration schema index vector
+embedding tokenizer korean english deploy release staging production rollback cache queue
+worker writer reader lock timeout retry backoff latency throughput benchmark pipeline
+extractor aligner citation evidence quote span entry task blocker condition artifact
+session message transcript import export privacy secret token password key rotate audit
+config settings environment variable docker compose kubernetes helm chart ingress nginx
+certificate tls proxy gateway router endpoint request response status error exception
+traceback stack frame function module package dependency version upgrade downgrade pin
+lockfile wheel build compile test fixture mock fake assertion coverage flaky ci pipeline
+branch merge rebase conflict review approve reject comment issue ticket jira github
+customer invoice billing payment refund subscription plan tier quota limit rate usage
+dashboard chart metric alert incident outage postmortem oncall pager runbook playbook
+design decision tradeoff option alternative risk assumption constraint requirement goal
+회의 결정 배포 장애 캐시 인덱스 검색 임베딩 토큰 세션 메시지 인용 증거 작업 차단
+"""
+WORDS = _WORDS_TEXT.split()
+# A long tail of rarer terms (ids, names, identifiers), Zipf-distributed like real text.
+TAIL = [f"{a}{b}" for a in ("proj", "svc", "cust", "run", "err", "mod") for b in range(3000)]
+TYPES = ["decision", "fact", "insight", "task_note", "reference", "error"]
+STAGES = ["raw", "working", "candidate", "verified", "certified"]
+STATUSES = ["active"] * 17 + ["contested", "deprecated", "superseded"]
+
+
+_WEIGHTS = [1.0 / (i + 1) ** 0.9 for i in range(len(WORDS))]
+_TAIL_WEIGHTS = [1.0 / (i + 1) ** 1.1 for i in range(len(TAIL))]
+
+
+def _zipf_words(rng: random.Random, n: int) -> list[str]:
+    """Mostly common words, about one in four from the long tail."""
+    common = rng.choices(WORDS, weights=_WEIGHTS, k=n)
+    tail = rng.choices(TAIL, weights=_TAIL_WEIGHTS, k=n)
+    return [t if rng.random() < 0.25 else c for c, t in zip(common, tail, strict=True)]
+
+
+def synthetic_entries(n: int, seed: int = 7) -> list[dict]:
+    rng = random.Random(seed)
+    start = datetime(2026, 1, 1)
+    out = []
+    for i in range(n):
+        words = _zipf_words(rng, rng.randint(12, 40))
+        title = " ".join(words[:6]).capitalize()
+        content = " ".join(words) + "."
+        out.append(
+            {
+                "entry_id": f"ent_{i:07d}",
+                "type": rng.choice(TYPES),
+                "stage": rng.choice(STAGES),
+                "status": rng.choice(STATUSES),
+                "title": title,
+                "content": content,
+                "session_id": f"sess_{i // 40:05d}",
+                "ts": start + timedelta(minutes=7 * i),
+            }
+        )
+    return out
+
+
+def write_duckdb(db: Database, entries: list[dict]) -> float:
+    t0 = time.perf_counter()
+    n = len(entries)
+    table = pa.table(
+        {
+            "entry_id": [e["entry_id"] for e in entries],
+            "created_ts": pa.array([e["ts"] for e in entries], pa.timestamp("us")),
+            "entry_type": [e["type"] for e in entries],
+            "title": [e["title"] for e in entries],
+            "content_json": [json.dumps({"content": e["content"]}) for e in entries],
+            "stage": [e["stage"] for e in entries],
+            "status": [e["status"] for e in entries],
+            "session_id": [e["session_id"] for e in entries],
+        }
+    )
+    cites = pa.table(
+        {
+            "citation_id": [f"mem:b{i:07d}" for i in range(n)],
+            "span_key": [f"bench|{e['entry_id']}" for e in entries],
+            "entry_id": [e["entry_id"] for e in entries],
+            "session_id": [e["session_id"] for e in entries],
+            "message_index": pa.array([0] * n, pa.int32()),
+            "created_at": pa.array([e["ts"] for e in entries], pa.timestamp("us")),
+        }
+    )
+    with db.write() as conn:
+        conn.register("bench_entries", table)
+        conn.execute(
+            "INSERT INTO entries (entry_id, created_ts, entry_type, title, content_json, stage,"
+            " status, session_id) SELECT entry_id, created_ts, entry_type, title, content_json,"
+            " stage, status, session_id FROM bench_entries"
+        )
+        conn.register("bench_cites", cites)
+        conn.execute(
+            "INSERT INTO citations (citation_id, span_key, entry_id, session_id, message_index,"
+            " span_start, span_end, quote_hash, created_at) SELECT citation_id, span_key,"
+            " entry_id, session_id, message_index, 0, 10, 'x', created_at FROM bench_cites"
+        )
+    return time.perf_counter() - t0
+
+
+def write_lance(store: LanceStore, entries: list[dict], seed: int = 11) -> float:
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    with store.writer_lock():
+        for lo in range(0, len(entries), 20_000):
+            chunk = entries[lo : lo + 20_000]
+            vectors = rng.standard_normal((len(chunk), store.dim)).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            store.upsert(
+                {
+                    "id": f"entry:{e['entry_id']}",
+                    "kind": "entry",
+                    "entry_id": e["entry_id"],
+                    "session_id": e["session_id"],
+                    "text": document_text_for_entry(e["title"], e["content"]),
+                    "ts": e["ts"],
+                    "vector": v,
+                }
+                for e, v in zip(chunk, vectors, strict=True)
+            )
+        store.ensure_fts_index()
+        store.optimize()
+    return time.perf_counter() - t0
+
+
+def measure(service: SearchService, queries: list[str], k: int) -> dict:
+    for q in queries[:2]:
+        service.search(q + " warmup", k=k)
+    totals, steps = [], {}
+    for q in queries:
+        t0 = time.perf_counter()
+        result = service.search(q, k=k, mode="hybrid")
+        totals.append((time.perf_counter() - t0) * 1000)
+        for name, value in result.timings_ms.items():
+            steps.setdefault(name, []).append(value)
+    totals.sort()
+    return {
+        "queries": len(totals),
+        "p50_ms": round(totals[len(totals) // 2], 1),
+        "p95_ms": round(totals[min(len(totals) - 1, int(len(totals) * 0.95))], 1),
+        "max_ms": round(totals[-1], 1),
+        "step_p50_ms": {n: round(sorted(v)[len(v) // 2], 1) for n, v in steps.items()},
+    }
+
+
+def run_size(n: int, args: argparse.Namespace, embedder) -> list[dict]:  # noqa: ANN001
+    base = Path(args.keep) / f"n{n}" if args.keep else Path(tempfile.mkdtemp(prefix="axiom-bench-"))
+    if base.exists():
+        shutil.rmtree(base)
+    config = AxiomConfig(data_dir=base)
+    db = Database(config.duckdb_path)
+    migrate(db)
+    entries = synthetic_entries(n)
+    duck_s = write_duckdb(db, entries)
+    store = LanceStore(config.lancedb_dir, embedding_version_of(embedder), embedder.dim)
+    lance_s = write_lance(store, entries)
+    print(f"\n{n:,} entries: DuckDB {duck_s:.1f}s, LanceDB + FTS index {lance_s:.1f}s", flush=True)
+    rng = random.Random(1000 + n)
+    queries = [" ".join(_zipf_words(rng, rng.randint(3, 6))) for _ in range(args.queries)]
+    rows = []
+    service = SearchService(db, store, embedder, cache_size=0)
+    stats = measure(service, queries, args.k)
+    label = "exact kNN" if n >= args.ivf_min_rows else "exact kNN (below the IVF threshold)"
+    rows.append({"entries": n, "vector_index": label, **stats})
+    print(json.dumps(rows[-1]), flush=True)
+    service.close()
+    if n >= args.ivf_min_rows:
+        t0 = time.perf_counter()
+        with store.writer_lock():
+            built = store.ensure_vector_index(min_rows=args.ivf_min_rows)
+        ivf_s = time.perf_counter() - t0
+        service = SearchService(db, store, embedder, cache_size=0)
+        stats = measure(service, queries, args.k)
+        rows.append(
+            {"entries": n, "vector_index": f"IVF_FLAT (built in {ivf_s:.1f}s: {built})", **stats}
+        )
+        print(json.dumps(rows[-1]), flush=True)
+        service.close()
+    if not args.keep:
+        shutil.rmtree(base, ignore_errors=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("-k", type=int, default=10)
+    ap.add_argument("--ivf-min-rows", type=int, default=50_000)
+    ap.add_argument("--keep", help="build the data dirs here and keep them")
+    ap.add_argument("--json", type=Path, help="also write the rows here")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("AXIOM_EMBEDDER", "e5")
+    embedder = configured_embedder()
+    print(f"embedder {embedding_version_of(embedder)}; {os.cpu_count()} CPUs")
+    rows = []
+    for n in (int(s) for s in args.sizes.split(",") if s.strip()):
+        rows += run_size(n, args, embedder)
+    print("\nentries  vector index                               p50 ms  p95 ms  max ms")
+    for r in rows:
+        print(
+            f"{r['entries']:>7,}  {r['vector_index']:<42} {r['p50_ms']:>6} {r['p95_ms']:>7}"
+            f" {r['max_ms']:>7}"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
