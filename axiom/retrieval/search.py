@@ -17,8 +17,8 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    `mode="fts"` uses the two lexical views, `mode="vector"` the two dense ones,
    `mode="hybrid"` all four. A context row stands for its message: a reply ("Yes, last
    summer!") is found through the turn it answers. Each modality is one LanceDB query
-   (`3 x PER_SOURCE` rows) split into its two views by `kind`; the lexical and the dense
-   query run in parallel threads.
+   (`2 x PER_SOURCE` rows) split into its two views by `kind`; the full-text query runs in
+   a thread beside query embedding + kNN, and a third opens the DuckDB read meanwhile.
 
 2. **Fusion.** `blend(views, norm="zscore")` with equal weights (`axiom.retrieval.fusion`):
    each view's scores become z-scores over that view's own candidates, a document a view
@@ -89,7 +89,8 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -337,7 +338,6 @@ class _Doc:
     message_index: int | None = None
     ts: datetime | None = None
     own_terms: str | None = None
-    own_text: str | None = None
     raw: dict[str, float] = field(default_factory=dict)  # view -> BM25 score or cosine
     ranks: dict[str, int] = field(default_factory=dict)
 
@@ -375,7 +375,6 @@ def _split(
         if kind != "context":
             doc.ts = row.get("ts") or doc.ts
             doc.own_terms = row.get("lex_terms", doc.own_terms)
-            doc.own_text = row.get("text", doc.own_text)
             if len(own) < per_source and own_view not in doc.ranks:
                 own.append((doc_id, value))
                 doc.raw[own_view] = value
@@ -423,7 +422,7 @@ def _evidence_ids(evidence_json: Any, session_id: str | None) -> tuple[tuple[str
 def _summary(item: _Scored) -> str:
     """One line: "[decision] <title>" for an entry, "<speaker>: <first line>" for a message."""
     if item.hit.kind == "entry":
-        title = item.fact.get("title") or item.fact.get("content") or ""
+        title = item.fact.get("title") or ""
         return summarize_text(f"[{item.fact.get('type') or 'entry'}] {title}")
     speaker = speaker_of(item.fact.get("role"), item.fact.get("meta") or {})
     return summarize_text(f"{speaker}: {item.fact.get('text') or ''}")
@@ -458,6 +457,7 @@ class SearchService:
         per_source: int = PER_SOURCE,
         nprobes: int = 32,
         cache_size: int = 512,
+        workers: int = 2,
     ) -> None:
         self.db = db
         self.store = store
@@ -474,7 +474,13 @@ class SearchService:
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
-        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="axiom-search")
+        # Threads for the full-text query and opening the DuckDB read, beside query
+        # embedding + kNN in the caller's thread; 0 runs everything in the caller's thread.
+        self._pool: Any = (
+            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="axiom-search")
+            if workers > 0
+            else _Inline()
+        )
 
     @classmethod
     def from_config(cls, config: Any = None) -> SearchService:
@@ -590,74 +596,82 @@ class SearchService:
         timings: dict[str, float] = {}
 
         table = self.table()
-        query_terms = self.analyzer(text)
-        use_lexical = mode in ("hybrid", "fts")
-        use_dense = mode in ("hybrid", "vector")
-        if use_lexical and not query_terms:
-            warnings.append("the query has no searchable words for full-text search")
-        docs: dict[str, _Doc] = {}
-        views: dict[str, list[tuple[Hashable, float]]] = {}
-        lex_future = (
-            self._pool.submit(self._lexical_rows, table, query_terms, kinds)
-            if use_lexical and query_terms
-            else None
-        )
-        dense_rows: list[dict[str, Any]] = []
-        embedder_name: str | None = None
-        if use_dense:
-            try:
-                t0 = time.perf_counter()
-                vector = self.embed_query(text)
-                timings["embed"] = _ms(t0)
-                embedder_name = self.embedder().name
-                t0 = time.perf_counter()
-                dense_rows = self._dense_rows(table, vector, kinds)
-                timings["dense"] = _ms(t0)
-            except SearchUnavailable as exc:
-                if mode == "vector":
-                    raise
-                warnings.append(f"vector search skipped, full-text only: {exc}")
-                use_dense = False
-        if lex_future is not None:
-            t0 = time.perf_counter()
-            lex_rows, lex_ms = lex_future.result()
-            timings["lexical"] = lex_ms
-            timings["lexical_wait"] = _ms(t0)
-            views.update(
-                _split(
-                    lex_rows,
-                    kinds,
-                    lambda r: float(r["_score"]),
-                    "lexical_own",
-                    "lexical_ctx",
-                    docs,
-                    self.per_source,
-                )
+        # Open the DuckDB read (~12 ms: connect and catalog) while LanceDB works.
+        read_scope = ExitStack()
+        reading = self._pool.submit(read_scope.enter_context, self.db.read())
+        try:
+            query_terms = self.analyzer(text)
+            use_lexical = mode in ("hybrid", "fts")
+            use_dense = mode in ("hybrid", "vector")
+            if use_lexical and not query_terms:
+                warnings.append("the query has no searchable words for full-text search")
+            docs: dict[str, _Doc] = {}
+            views: dict[str, list[tuple[Hashable, float]]] = {}
+            lex_future = (
+                self._pool.submit(self._lexical_rows, table, query_terms, kinds)
+                if use_lexical and query_terms
+                else None
             )
-        if dense_rows:
-            views.update(
-                _split(
-                    dense_rows,
-                    kinds,
-                    lambda r: 1.0 - float(r["_distance"]),
-                    "dense_own",
-                    "dense_ctx",
-                    docs,
-                    self.per_source,
+            dense_rows: list[dict[str, Any]] = []
+            embedder_name: str | None = None
+            if use_dense:
+                try:
+                    t0 = time.perf_counter()
+                    vector = self.embed_query(text)
+                    timings["embed"] = _ms(t0)
+                    embedder_name = self.embedder().name
+                    t0 = time.perf_counter()
+                    dense_rows = self._dense_rows(table, vector, kinds)
+                    timings["dense"] = _ms(t0)
+                except SearchUnavailable as exc:
+                    if mode == "vector":
+                        raise
+                    warnings.append(f"vector search skipped, full-text only: {exc}")
+                    use_dense = False
+            if lex_future is not None:
+                t0 = time.perf_counter()
+                lex_rows, lex_ms = lex_future.result()
+                timings["lexical"] = lex_ms
+                timings["lexical_wait"] = _ms(t0)
+                views.update(
+                    _split(
+                        lex_rows,
+                        kinds,
+                        lambda r: float(r["_score"]),
+                        "lexical_own",
+                        "lexical_ctx",
+                        docs,
+                        self.per_source,
+                    )
                 )
-            )
+            if dense_rows:
+                views.update(
+                    _split(
+                        dense_rows,
+                        kinds,
+                        lambda r: 1.0 - float(r["_distance"]),
+                        "dense_own",
+                        "dense_ctx",
+                        docs,
+                        self.per_source,
+                    )
+                )
 
-        view_names = MODE_VIEWS[mode if use_dense or mode != "hybrid" else "fts"]
-        t0 = time.perf_counter()
-        fused = fuse(views, view_names, fusion)
-        timings["fuse"] = _ms(t0)
-        t0 = time.perf_counter()
-        if fused:  # one short read for stage/status, messages and citations
-            with self.db.read() as conn:
+            view_names = MODE_VIEWS[mode if use_dense or mode != "hybrid" else "fts"]
+            t0 = time.perf_counter()
+            fused = fuse(views, view_names, fusion)
+            timings["fuse"] = _ms(t0)
+            t0 = time.perf_counter()
+            conn = reading.result()  # one short read: stage/status, messages, citations
+            if fused:
                 scored, stale = self._rerank(conn, fused, docs, view_names, now)
                 hits = self._finish(conn, scored, set(query_terms), embedder_name, k)
-        else:
-            hits, stale = [], 0
+            else:
+                hits, stale = [], 0
+        finally:
+            with suppress(Exception):  # raised above already, or nothing to close
+                reading.result()
+            read_scope.close()
         timings["rerank"] = _ms(t0)
         timings["total"] = _ms(started)
         return SearchResult(
@@ -691,8 +705,8 @@ class SearchService:
         where = self._where(kinds)
         if where:
             builder = builder.where(where, prefilter=True)
-        columns = [*_ROW_COLUMNS, "_score"]
-        rows = self._run(lambda: builder.limit(3 * self.per_source).select(columns).to_list())
+        columns = [*_ROW_COLUMNS, "lex_terms", "_score"]
+        rows = self._run(lambda: builder.limit(2 * self.per_source).select(columns).to_list())
         return rows, _ms(t0)
 
     def _dense_rows(self, table: Any, vector: np.ndarray, kinds: Sequence[str]) -> list[dict]:
@@ -705,7 +719,7 @@ class SearchService:
         if where:
             builder = builder.where(where, prefilter=True)
         columns = [*_ROW_COLUMNS, "_distance"]
-        return self._run(lambda: builder.limit(3 * self.per_source).select(columns).to_list())
+        return self._run(lambda: builder.limit(2 * self.per_source).select(columns).to_list())
 
     def _run(self, fn: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
         try:
@@ -827,10 +841,7 @@ class SearchService:
         if item.doc.own_terms is not None:
             lexical = term_coverage(query_terms, set(item.doc.own_terms.split()))
         elif shown and query_terms:  # found through its context row only: analyze its text
-            text = (
-                item.fact.get("text")
-                or f"{item.fact.get('title', '')} {item.fact.get('content', '')}"
-            )
+            text = item.fact.get("text") or item.fact.get("title") or ""
             lexical = term_coverage(query_terms, set(self.analyzer(text)))
         else:
             lexical = 0.0
@@ -852,20 +863,19 @@ class SearchService:
         out: dict[str, dict[str, Any]] = {}
         if entry_ids:
             rows = conn.execute(
-                "SELECT e.entry_id, e.stage, e.status, e.entry_type, e.title, e.content_json,"
+                "SELECT e.entry_id, e.stage, e.status, e.entry_type, e.title,"
                 " e.session_id, coalesce(s.started_at, e.created_ts), e.evidence_json"
                 " FROM entries e LEFT JOIN sessions s ON s.session_id = e.session_id"
                 " WHERE e.entry_id IN (SELECT unnest(?))",
                 [entry_ids],
             ).fetchall()
-            for eid, stage, status, etype, title, content_json, sid, created, ev in rows:
+            for eid, stage, status, etype, title, sid, created, ev in rows:
                 out[f"entry:{eid}"] = {
                     "evidence": _evidence_ids(ev, sid),
                     "stage": stage,
                     "status": status or "active",
                     "type": etype,
                     "title": title,
-                    "content": _content(content_json),
                     "session_id": sid,
                     "ts": created,
                 }
@@ -906,17 +916,23 @@ class SearchService:
                 i.hit.citation = by_message.get(wanted[i.hit.id])
 
 
-_ROW_COLUMNS = ["id", "kind", "entry_id", "session_id", "message_index", "text", "lex_terms", "ts"]
+class _Inline:
+    """An executor that runs each task at once, in the caller's thread."""
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through result()
+            future.set_exception(exc)
+        return future
+
+    def shutdown(self, wait: bool = True) -> None:
+        pass
 
 
-def _content(content_json: Any) -> str:
-    if not content_json:
-        return ""
-    try:
-        data = json.loads(content_json)
-    except (TypeError, ValueError):
-        return ""
-    return str(data.get("content", "")) if isinstance(data, dict) else ""
+# What a candidate row brings back (not its text: the hit's text comes from DuckDB).
+_ROW_COLUMNS = ["id", "kind", "entry_id", "session_id", "message_index", "ts"]
 
 
 def _ms(t0: float) -> float:

@@ -292,3 +292,13 @@ def test_reconcile_restores_a_lost_context_row(indexed, db, store, embedder) -> 
     assert writer.reconcile().lost_requeued == 1
     writer.drain()
     assert store.count_by_id()["context:cache:3"] == 1
+
+
+def test_threads_change_nothing_but_time(indexed, db, store, embedder) -> None:  # noqa: ANN001
+    inline = SearchService(db, store, embedder, workers=0)
+    for mode in ("hybrid", "fts", "vector"):
+        a = indexed.search("cache entries expire", k=5, mode=mode)
+        b = inline.search("cache entries expire", k=5, mode=mode)
+        assert [(h.id, round(h.score, 6)) for h in a.hits] == [
+            (h.id, round(h.score, 6)) for h in b.hits
+        ]
