@@ -18,11 +18,43 @@ from axiom.outbox.writer import DrainReport, OutboxWriter, ReconcileReport
 from axiom.retrieval.embedder import Embedder, Kind
 from axiom.store.db import Database
 
-DEFAULT_BATCH_SIZE = 64
+# Jobs per claim for the writer the CLI and Celery run (`AXIOM_OUTBOX_BATCH_SIZE`). On
+# 2 cores the model is the bottleneck; what a batch adds around it — three short DuckDB
+# transactions (lock + connect + commit + close each) and one LanceDB commit — cost
+# ~150-200 ms. bench/bench_outbox.py, 3,000 items, MiniLM on 1 thread: batch 64 spent 32 %
+# of the drain outside the model (30.8 s), 128 22 % (23.7 s), 256 16 % (22.2 s). 256 also
+# makes 4x fewer LanceDB versions/fragments; a batch still takes only ~2 s, well inside the
+# Celery drain budget, and a crash redoes at most 256 cheap jobs.
+DEFAULT_BATCH_SIZE = 256
 
 
 def configured_batch_size() -> int:
     return int(os.environ.get("AXIOM_OUTBOX_BATCH_SIZE") or DEFAULT_BATCH_SIZE)
+
+
+def configured_embed_threads() -> int:
+    """Intra-op threads for a torch embedder in the writer: `AXIOM_EMBED_THREADS`, else one
+    core less than the machine has (at least 1).
+
+    The writer shares the machine with the default worker and the web. On 2 cores, MiniLM
+    with 2 threads made ~300 texts/s on an idle machine but ~64/s while another process
+    kept one core busy (the threads wait for each other); with 1 thread, ~186/s and ~180/s.
+    Ingest is exactly when the writer has work and the other core is busy, so 1 thread.
+    """
+    value = os.environ.get("AXIOM_EMBED_THREADS")
+    if value:
+        return max(1, int(value))
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def apply_embed_threads(threads: int) -> None:
+    """Set torch's intra-op thread count for this process (no-op without torch)."""
+    try:
+        import torch
+    except ImportError:
+        return
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
 def configured_store(config: AxiomConfig | None = None) -> LanceStore:
@@ -50,12 +82,14 @@ def configured_writer(
     load_model: bool = True,
 ) -> OutboxWriter:
     """The writer over the configured store; loads the embedder once per process
-    (`load_model=False` for reconcile, which embeds nothing)."""
-    embedder: Embedder = (
-        configured_embedder()
-        if load_model
-        else _NotLoaded(configured_embedding_version(), configured_dim())
-    )
+    (`load_model=False` for reconcile, which embeds nothing) and sets this process's torch
+    threads (see `configured_embed_threads`): only writer processes build a writer."""
+    embedder: Embedder
+    if load_model:
+        embedder = configured_embedder()
+        apply_embed_threads(configured_embed_threads())
+    else:
+        embedder = _NotLoaded(configured_embedding_version(), configured_dim())
     return OutboxWriter(
         db,
         configured_store(config),
