@@ -119,6 +119,7 @@ MAX_QUERY_CHARS = 2_000
 PER_SOURCE = 100
 MAX_K = 100
 SUMMARY_CHARS = 160
+DETAIL_POOL = 20  # best-matching candidates whose details are read for the tier's gap
 
 STAGE_WEIGHTS = {
     "certified": 1.0,
@@ -457,7 +458,7 @@ class SearchService:
         per_source: int = PER_SOURCE,
         nprobes: int = 32,
         cache_size: int = 512,
-        workers: int = 2,
+        workers: int = 1,
     ) -> None:
         self.db = db
         self.store = store
@@ -474,8 +475,10 @@ class SearchService:
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
-        # Threads for the full-text query and opening the DuckDB read, beside query
+        # A thread that opens the DuckDB read and runs the full-text query beside query
         # embedding + kNN in the caller's thread; 0 runs everything in the caller's thread.
+        # On 2 cores more threads only fight over them (measured at 100k entries: p50
+        # 95 ms with 1 thread, 101-108 ms with 2-3, 112 ms inline).
         self._pool: Any = (
             ThreadPoolExecutor(max_workers=workers, thread_name_prefix="axiom-search")
             if workers > 0
@@ -671,7 +674,9 @@ class SearchService:
         finally:
             with suppress(Exception):  # raised above already, or nothing to close
                 reading.result()
-            read_scope.close()
+            # Closing a DuckDB connection takes a few ms: off the caller's path. The read
+            # lock is released a moment later, which is all a waiting writer notices.
+            self._pool.submit(read_scope.close)
         timings["rerank"] = _ms(t0)
         timings["total"] = _ms(started)
         return SearchResult(
@@ -790,9 +795,6 @@ class SearchService:
                 ts=ts,
                 stage=fact.get("stage") if entry else None,
                 status=fact.get("status") if entry else None,
-                entry_type=fact.get("type"),
-                role=fact.get("role"),
-                meta=fact.get("meta") or {},
                 breakdown=breakdown,
             )
             scored.append(_Scored(hit, doc, fact))
@@ -810,6 +812,14 @@ class SearchService:
         """Match score over the whole pool, then tier, summary and citation for the top k."""
         if not scored:
             return []
+        top = scored[:k]
+        rough = [self._match(item, query_terms, embedder_name) for item in scored]
+        by_match = sorted(range(len(scored)), key=lambda i: -rough[i])
+        # Titles, evidence, message texts: for the hits shown and the best-matching others
+        # (the competitors of the tier's gap), not for the whole pool.
+        wanted = {id(item): item for item in top}
+        wanted.update((id(scored[i]), scored[i]) for i in by_match[:DETAIL_POOL])
+        self._details(conn, list(wanted.values()))
         matches: list[float] = []
         for i, item in enumerate(scored):
             lexical, dense = self._match_parts(item, query_terms, embedder_name, shown=i < k)
@@ -821,7 +831,6 @@ class SearchService:
             }
             matches.append(item.hit.match)
         order = sorted(range(len(matches)), key=lambda i: -matches[i])
-        top = scored[:k]
         for i, item in enumerate(top):
             # The best match among the other candidates, leaving out the hit's own
             # source: an entry and the message it was extracted from say the same thing.
@@ -831,8 +840,18 @@ class SearchService:
             item.hit.tier = tier_for(item.hit.match, other)
             item.hit.breakdown["match"]["gap"] = _round(item.hit.match - other)
             item.hit.summary = _summary(item)
+            item.hit.entry_type = item.fact.get("type")
+            item.hit.role = item.fact.get("role")
+            item.hit.meta = item.fact.get("meta") or {}
         self._attach_citations(conn, top)
         return [item.hit for item in top]
+
+    def _match(self, item: _Scored, query_terms: set[str], embedder_name: str | None) -> float:
+        """The match from the candidate rows alone (own terms, own cosine): for ordering."""
+        lexical = 0.0
+        if item.doc.own_terms is not None:
+            lexical = term_coverage(query_terms, set(item.doc.own_terms.split()))
+        return max(lexical, dense_match(item.doc.raw.get("dense_own"), embedder_name))
 
     def _match_parts(
         self, item: _Scored, query_terms: set[str], embedder_name: str | None, shown: bool
@@ -850,7 +869,8 @@ class SearchService:
     # -- DuckDB ----------------------------------------------------------------------------
 
     def _facts(self, conn: Any, docs: list[_Doc]) -> dict[str, dict[str, Any]]:
-        """Current stage/status of entries and text/meta of messages, by document id.
+        """Current stage, status and time of every candidate, by document id (narrow
+        columns: at 100k entries the lookup is a scan, and wide columns cost double).
 
         A document missing here is stale (deleted or not yet projected) and is dropped.
         """
@@ -863,39 +883,61 @@ class SearchService:
         out: dict[str, dict[str, Any]] = {}
         if entry_ids:
             rows = conn.execute(
-                "SELECT e.entry_id, e.stage, e.status, e.entry_type, e.title,"
-                " e.session_id, coalesce(s.started_at, e.created_ts), e.evidence_json"
+                "SELECT e.entry_id, e.stage, e.status, e.session_id,"
+                " coalesce(s.started_at, e.created_ts)"
                 " FROM entries e LEFT JOIN sessions s ON s.session_id = e.session_id"
                 " WHERE e.entry_id IN (SELECT unnest(?))",
                 [entry_ids],
             ).fetchall()
-            for eid, stage, status, etype, title, sid, created, ev in rows:
+            for eid, stage, status, sid, ts in rows:
                 out[f"entry:{eid}"] = {
-                    "evidence": _evidence_ids(ev, sid),
                     "stage": stage,
                     "status": status or "active",
-                    "type": etype,
-                    "title": title,
                     "session_id": sid,
-                    "ts": created,
+                    "ts": ts,
                 }
         if messages:
             rows = conn.execute(
-                "SELECT m.session_id, m.message_index, m.role, m.text, m.meta_json,"
-                " coalesce(m.ts, s.started_at)"
+                "SELECT m.session_id, m.message_index, coalesce(m.ts, s.started_at)"
                 " FROM (SELECT unnest(?) AS sid, unnest(?) AS idx) w"
                 " JOIN messages m ON m.session_id = w.sid AND m.message_index = w.idx"
                 " LEFT JOIN sessions s ON s.session_id = m.session_id",
                 [[m[0] for m in messages], [m[1] for m in messages]],
             ).fetchall()
-            for sid, idx, role, text, meta_json, ts in rows:
-                out[f"message:{sid}:{idx}"] = {
-                    "role": role,
-                    "text": text,
-                    "meta": json.loads(meta_json) if meta_json else {},
-                    "ts": ts,
-                }
+            for sid, idx, ts in rows:
+                out[f"message:{sid}:{idx}"] = {"ts": ts}
         return out
+
+    def _details(self, conn: Any, items: list[_Scored]) -> None:
+        """Title, type and evidence of entries; role, text and meta of messages."""
+        entries = {i.hit.entry_id: i for i in items if i.hit.kind == "entry" and i.hit.entry_id}
+        messages = {
+            (i.hit.session_id, i.hit.message_index): i for i in items if i.hit.kind == "message"
+        }
+        if entries:
+            rows = conn.execute(
+                "SELECT entry_id, entry_type, title, evidence_json FROM entries"
+                " WHERE entry_id IN (SELECT unnest(?))",
+                [list(entries)],
+            ).fetchall()
+            for eid, etype, title, evidence_json in rows:
+                fact = entries[eid].fact
+                fact.update(
+                    type=etype,
+                    title=title,
+                    evidence=_evidence_ids(evidence_json, fact.get("session_id")),
+                )
+        if messages:
+            rows = conn.execute(
+                "SELECT m.session_id, m.message_index, m.role, m.text, m.meta_json"
+                " FROM (SELECT unnest(?) AS sid, unnest(?) AS idx) w"
+                " JOIN messages m ON m.session_id = w.sid AND m.message_index = w.idx",
+                [[m[0] for m in messages], [m[1] for m in messages]],
+            ).fetchall()
+            for sid, idx, role, text, meta_json in rows:
+                messages[(sid, idx)].fact.update(
+                    role=role, text=text, meta=json.loads(meta_json) if meta_json else {}
+                )
 
     def _attach_citations(self, conn: Any, items: list[_Scored]) -> None:
         """An entry's first evidence citation; an entry none of whose quotes aligned gets
