@@ -4,6 +4,20 @@ Each line is a JSON object. Lines of type `user` and `assistant` become messages
 lines title the session; other line types (system notices, snapshots) are skipped. A line
 that is not valid JSON is reported as `file:line: reason` and skipped. Bytes that are not
 valid UTF-8 are reported and decoded with U+FFFD replacements, so the line is kept.
+
+Sub-agent transcripts. Current Claude Code writes each sub-agent (Task tool) conversation
+to its own `agent-<id>.jsonl` next to the main session file, and its lines carry the
+PARENT's `sessionId` (with `isSidechain: true`). Every `session_ingested` event describes a
+whole session and the projection replaces a session's rows with the newest ingest, so if
+both files produced a transcript under the parent's id, whichever was imported last would
+win and the other's messages would vanish from the tables. Merging by uuid instead would
+make a session's content depend on import order. So a sidechain file becomes a session of
+its own: lines whose `sessionId` differs from the file's stem, in a file named `agent-*` or
+made only of sidechain lines, form the session `<parent sessionId>:<file stem>`
+(`sidechain_session_id`), whose metadata names the parent (`parent_session_id`) and the
+agent (`agent_id`). The parent session is untouched, each file maps to a stable id, the
+event store stays append-only, and a re-import dedupes as before. Sidechain lines written
+inside the main file itself (older Claude Code) stay part of the main session.
 """
 
 from __future__ import annotations
@@ -124,6 +138,19 @@ def project_from_path(path: Path) -> str:
     return path.parent.name
 
 
+def is_sidechain_file(path: Path, session_id: str, objs: list[dict[str, Any]]) -> bool:
+    """Lines of another session (`session_id` is not the file's stem) in a sub-agent file:
+    named `agent-*`, or holding only sidechain lines."""
+    if session_id == path.stem:
+        return False
+    return path.stem.startswith("agent-") or all(o.get("isSidechain") is True for o in objs)
+
+
+def sidechain_session_id(parent_session_id: str, path: Path) -> str:
+    """The session a sub-agent file becomes: stable per (parent session, file)."""
+    return f"{parent_session_id}:{path.stem}"
+
+
 def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
     raw = path.read_bytes() if data is None else data
     result = ParsedFile()
@@ -158,7 +185,14 @@ def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
 
     if not lines_by_session:
         result.issues.append(InputIssue(str(path), None, "no user or assistant messages found"))
-    for session_id, objs in lines_by_session.items():
+    for group_id, objs in lines_by_session.items():
+        session_id = group_id
+        meta: dict[str, Any] = {"path": str(path)}
+        if is_sidechain_file(path, group_id, objs):
+            session_id = sidechain_session_id(group_id, path)
+            agent = next((o["agentId"] for o in objs if isinstance(o.get("agentId"), str)), None)
+            meta["parent_session_id"] = group_id
+            meta["agent_id"] = agent or path.stem.removeprefix("agent-")
         messages: list[Message] = []
         for obj in objs:
             try:
@@ -167,7 +201,7 @@ def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
                 result.issues.append(InputIssue(str(path), obj["_line"], str(exc)))
         if not messages:
             continue
-        title = summaries.get(session_id) or (loose_summaries[0] if loose_summaries else None)
+        title = summaries.get(group_id) or (loose_summaries[0] if loose_summaries else None)
         if title is None:
             first_user = next((m.text for m in messages if m.role == "user" and m.text), "")
             title = first_user.strip().splitlines()[0][:120] if first_user.strip() else None
@@ -180,7 +214,7 @@ def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
                 messages=tuple(messages),
                 started_at=messages[0].timestamp,
                 title=title,
-                meta={"path": str(path), "cwd": cwd},
+                meta={**meta, "cwd": cwd},
             )
         )
     return result
