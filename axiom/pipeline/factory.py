@@ -10,6 +10,11 @@ import os
 
 from axiom.config import AxiomConfig
 from axiom.extract.rules import RuleExtractor
+from axiom.outbox.config import (
+    configured_embedder_name,
+    configured_embedding_version,
+    vectors_enabled,
+)
 from axiom.pipeline.process import Extractor, Pipeline
 
 
@@ -28,10 +33,13 @@ def configured_extractor() -> Extractor:
 
 
 def configured_pipeline(config: AxiomConfig | None = None) -> Pipeline:
+    """The build run records the embedder the outbox writer will use (`AXIOM_EMBEDDER`,
+    default e5), named and versioned as the writer names its LanceDB table."""
     config = config or AxiomConfig.from_env()
+    name = configured_embedder_name()
     return Pipeline(
         extractor=configured_extractor(),
         workdir=config.data_dir / "idris",
-        embedding_version=os.environ.get("AXIOM_EMBEDDING_VERSION", "none"),
-        embedder_model=os.environ.get("AXIOM_EMBEDDER", "none"),
+        embedding_version=configured_embedding_version() if vectors_enabled() else "none",
+        embedder_model=name if vectors_enabled() else "none",
     )
