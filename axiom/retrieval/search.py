@@ -396,10 +396,48 @@ def _split(
 
 
 @dataclass
+class _Numbers:
+    """The rerank's inputs and result for one candidate, for its breakdown."""
+
+    fused: FusedHit
+    relevance: float
+    stage_weight: float
+    status_penalty: float
+    age_days: float | None
+    recency: float
+    final: float
+
+
+@dataclass
 class _Scored:
     hit: SearchHit
     doc: _Doc
     fact: dict[str, Any]
+    numbers: _Numbers
+
+
+def _breakdown(item: _Scored, view_names: Sequence[str]) -> dict[str, Any]:
+    """Every number that made the hit's score: per view its rank, raw and normalized score;
+    the fused score and relevance; stage weight, status penalty, recency; the final score."""
+    n, doc, entry = item.numbers, item.doc, item.doc.kind == "entry"
+    return {
+        "views": {
+            name: {
+                "rank": n.fused.ranks[i],
+                "raw": _round(doc.raw.get(name)),
+                "normalized": _round(n.fused.parts[i]),
+            }
+            for i, name in enumerate(view_names)
+        },
+        "fusion": {"score": _round(n.fused.score), "relevance": _round(n.relevance)},
+        "stage": item.fact.get("stage") if entry else "message",
+        "stage_weight": n.stage_weight,
+        "status": item.fact.get("status") if entry else None,
+        "status_penalty": n.status_penalty,
+        "age_days": None if n.age_days is None else round(n.age_days, 2),
+        "recency": _round(n.recency),
+        "final": _round(n.final),
+    }
 
 
 def _related(a: _Scored, b: _Scored) -> bool:
@@ -672,8 +710,8 @@ class SearchService:
             t0 = time.perf_counter()
             conn = reading.result()  # one short read: stage/status, messages, citations
             if fused:
-                scored, stale = self._rerank(conn, fused, docs, view_names, now)
-                hits = self._finish(conn, scored, set(query_terms), embedder_name, k)
+                scored, stale = self._rerank(conn, fused, docs, now)
+                hits = self._finish(conn, scored, set(query_terms), embedder_name, k, view_names)
             else:
                 hits, stale = [], 0
         finally:
@@ -748,7 +786,6 @@ class SearchService:
         conn: Any,
         fused: list[FusedHit],
         docs: dict[str, _Doc],
-        view_names: Sequence[str],
         now: datetime,
     ) -> tuple[list[_Scored], int]:
         """Every fused candidate still in DuckDB, scored and sorted; and the stale count."""
@@ -768,24 +805,9 @@ class SearchService:
             penalty = status_penalty(fact.get("status")) if entry else 1.0
             recency, age = recency_factor(ts, now)
             final = relevance * weight * penalty * recency
-            breakdown: dict[str, Any] = {
-                "views": {
-                    name: {
-                        "rank": fh.ranks[i],
-                        "raw": _round(doc.raw.get(name)),
-                        "normalized": _round(fh.parts[i]),
-                    }
-                    for i, name in enumerate(view_names)
-                },
-                "fusion": {"score": _round(fh.score), "relevance": _round(relevance)},
-                "stage": fact.get("stage") if entry else "message",
-                "stage_weight": weight,
-                "status": fact.get("status") if entry else None,
-                "status_penalty": penalty,
-                "age_days": None if age is None else round(age, 2),
-                "recency": _round(recency),
-                "final": _round(final),
-            }
+            # The breakdown is written out for the hits shown only (`_breakdown`): the pool
+            # holds hundreds of candidates and their dicts were a visible share of a search.
+            numbers = _Numbers(fh, relevance, weight, penalty, age, recency, final)
             hit = SearchHit(
                 id=doc.id,
                 kind=doc.kind,
@@ -800,9 +822,8 @@ class SearchService:
                 ts=ts,
                 stage=fact.get("stage") if entry else None,
                 status=fact.get("status") if entry else None,
-                breakdown=breakdown,
             )
-            scored.append(_Scored(hit, doc, fact))
+            scored.append(_Scored(hit, doc, fact, numbers))
         scored.sort(key=lambda s: -s.hit.score)  # stable: ties keep the fused order
         return scored, len(fused) - len(scored)
 
@@ -813,8 +834,10 @@ class SearchService:
         query_terms: set[str],
         embedder_name: str | None,
         k: int,
+        view_names: Sequence[str],
     ) -> list[SearchHit]:
-        """Match score over the whole pool, then tier, summary and citation for the top k."""
+        """Match score over the whole pool, then tier, breakdown, summary and citation for
+        the top k."""
         if not scored:
             return []
         top = scored[:k]
@@ -829,11 +852,13 @@ class SearchService:
         for i, item in enumerate(scored):
             lexical, dense = self._match_parts(item, query_terms, embedder_name, shown=i < k)
             item.hit.match = max(lexical, dense)
-            item.hit.breakdown["match"] = {
-                "lexical": _round(lexical),
-                "dense": _round(dense),
-                "score": _round(item.hit.match),
-            }
+            if i < k:
+                item.hit.breakdown = _breakdown(item, view_names)
+                item.hit.breakdown["match"] = {
+                    "lexical": _round(lexical),
+                    "dense": _round(dense),
+                    "score": _round(item.hit.match),
+                }
             matches.append(item.hit.match)
         order = sorted(range(len(matches)), key=lambda i: -matches[i])
         for i, item in enumerate(top):
