@@ -40,7 +40,7 @@ from axiom.tasks.canonical import (
     entity_id_for,
     normalize_text,
     placeholder_condition_key,
-    task_key,
+    task_lookup_keys,
 )
 from axiom.tasks.events import ARTIFACT_DECLARED, CONDITION_DECLARED
 from axiom.tasks.matcher import TaskMatcher, candidates_json
@@ -135,14 +135,17 @@ class BlockerResolver:
 
     def _names_task(self, title: str, task_id: str) -> bool:
         """Whether `title` is, by canonical key, the task `task_id` itself."""
-        key = task_key(self.project, title)
-        if entity_id_for(key) == task_id:
-            return True
-        row = self.conn.execute(
-            "SELECT entity_id FROM entity_aliases WHERE entity_type = 'task' AND canonical_key = ?",
-            [key],
-        ).fetchone()
-        return row is not None and row[0] == task_id
+        for key in task_lookup_keys(self.project, title):
+            if entity_id_for(key) == task_id:
+                return True
+            row = self.conn.execute(
+                "SELECT entity_id FROM entity_aliases"
+                " WHERE entity_type = 'task' AND canonical_key = ?",
+                [key],
+            ).fetchone()
+            if row is not None and row[0] == task_id:
+                return True
+        return False
 
     def resolve(
         self,

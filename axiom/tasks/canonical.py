@@ -6,7 +6,7 @@ rebuild recreates exactly the same entities.
 
 Key shapes::
 
-    task:{project}:{normalize_text(title)}
+    task:{project}:{normalize_title(title)}
     cond:{project}:{normalize_text(text)}
     art:url:{sha1(normalize_url(url))}
     art:jira:{KEY-123}
@@ -14,6 +14,12 @@ Key shapes::
 
 Entity ids are ``tsk_`` / ``cnd_`` / ``art_`` followed by the first 12 hex digits of the
 SHA-1 of the key (see `entity_id_for`).
+
+Task keys drop the English articles (`normalize_title`); keys made before that rule are
+still found: `task_lookup_keys` gives the current key and, when it differs, the key under
+the older rule (`normalize_text` alone). Keys are computed when an observation is resolved
+and stored in the event payloads (``task_created.canonical_key``,
+``task_mentioned.alias_key``), so replaying an existing log recreates the same entities.
 """
 
 from __future__ import annotations
@@ -32,9 +38,11 @@ __all__ = [
     "kind_of_key",
     "normalize_project",
     "normalize_text",
+    "normalize_title",
     "normalize_url",
     "placeholder_condition_key",
     "task_key",
+    "task_lookup_keys",
 ]
 
 DEFAULT_PROJECT = "default"
@@ -90,6 +98,31 @@ def normalize_text(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", "".join(out)).split())
 
 
+# English articles, dropped from task titles as whole words (see `normalize_title`).
+ARTICLES = frozenset({"a", "an", "the"})
+
+
+def drop_articles(norm: str) -> str:
+    """`norm` (a `normalize_text` result) without the words ``a``, ``an``, ``the``.
+
+    Whole words only ("theme", "another", "an8n" stay), and never the last word: an
+    article always precedes a noun, so a final "a" is a name ("Plan A", "Vitamin A").
+    A title made of articles only keeps its last word (``"the"``).
+    """
+    words = norm.split(" ")
+    return " ".join(w for i, w in enumerate(words) if w not in ARTICLES or i == len(words) - 1)
+
+
+def normalize_title(text: str) -> str:
+    """Normalize a task title for its canonical key: `normalize_text`, then `drop_articles`.
+
+    ``"Fix the login redirect bug"`` and ``"Fix login redirect bug"`` share one key;
+    ``"Plan A"`` and ``"Plan B"`` do not (a final article is kept). Text in other scripts
+    is untouched (Korean has no articles; ``"로그인 버그 수정"`` stays as it is). Idempotent.
+    """
+    return drop_articles(normalize_text(text))
+
+
 def normalize_project(project: str | None) -> str:
     """Normalize a project name for use inside a key.
 
@@ -122,11 +155,25 @@ def _require_norm(text: str, what: str) -> str:
 
 
 def task_key(project: str | None, title: str) -> str:
-    """``task:{project}:{normalized title}``.
+    """``task:{project}:{normalize_title(title)}``.
 
     Raises ValueError when the title normalizes to nothing (e.g. ``"!!!"``).
     """
-    return f"task:{normalize_project(project)}:{_require_norm(title, 'task title')}"
+    return f"task:{normalize_project(project)}:{drop_articles(_require_norm(title, 'task title'))}"
+
+
+def task_lookup_keys(project: str | None, title: str) -> tuple[str, ...]:
+    """The keys under which a task named `title` may be stored, current rule first.
+
+    ``(task_key(...),)`` plus, when it differs, the key under the rule used before
+    articles were dropped (``task:{project}:{normalize_text(title)}``): tasks created
+    then keep those keys, so a lookup must try both. Raises ValueError like `task_key`.
+    """
+    norm = _require_norm(title, "task title")
+    project = normalize_project(project)
+    current = f"task:{project}:{drop_articles(norm)}"
+    older = f"task:{project}:{norm}"
+    return (current,) if older == current else (current, older)
 
 
 def condition_key(project: str | None, text: str) -> str:

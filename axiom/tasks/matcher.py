@@ -3,16 +3,24 @@
 Three methods, tried together and merged per task (best score wins):
 
 1. **exact** — the text's canonical key (`task_key`) is a key in ``entity_aliases``
-   (the task's own key or an alias). Similarity 1.0.
+   (the task's own key or an alias). Similarity 1.0. The key under the rule from before
+   articles were dropped (`task_lookup_keys`) is tried too, so tasks keyed then are still
+   found; a hit by the current key wins over one by the older key.
 2. **fulltext** — rapidfuzz over the normalized alias texts of every task of the same
-   project (the part of each alias key after ``task:{project}:``)::
+   project (the part of each alias key after ``task:{project}:``), both sides first put
+   in `comparison_form` (articles dropped, light English suffix stripping)::
 
        similarity = max(ratio, token_sort_ratio, 0.90 × token_set_ratio) / 100
 
    ``ratio`` catches small edits ("event" / "events"), ``token_sort_ratio`` reordered
    words. ``token_set_ratio`` is 100 whenever one title's words are a subset of the
    other's ("fix bug" ⊂ "fix bug in login"), so it is capped at 0.90: on its own it can
-   make a suggestion, never a strict match.
+   make a suggestion, never a strict match. `comparison_form` makes inflections of one
+   word equal ("upgrading" / "upgrade" / "upgraded", "bugs" / "bug", "retries" / "retry")
+   but leaves different words different ("login" / "logout"), so "Upgrading the payment
+   SDK" is a strict match for "Upgrade the payment SDK" while "Fix logout redirect bug"
+   is only a suggestion for "Fix login redirect bug" (0.89). Only ASCII words are
+   stripped; Korean and other scripts are compared as normalized.
 3. **vector** — an optional hook ``(project, text, k) -> [(task_id, cosine)]`` (None until
    the vector writer keeps task-title vectors); base weight 0.97 × cosine.
 
@@ -38,6 +46,7 @@ a blocker resolver only accepts `strict`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -46,7 +55,7 @@ from typing import Any
 import duckdb
 from rapidfuzz import fuzz
 
-from axiom.tasks.canonical import normalize_project, normalize_text, task_key
+from axiom.tasks.canonical import drop_articles, normalize_project, normalize_text, task_lookup_keys
 
 __all__ = [
     "STRICT_GAP",
@@ -56,6 +65,7 @@ __all__ = [
     "TaskCandidate",
     "TaskMatcher",
     "VectorSearch",
+    "comparison_form",
     "similarity",
 ]
 
@@ -86,10 +96,63 @@ VectorSearch = Callable[[str, str, int], Sequence[tuple[str, float]]]
 """``(project, text, k) -> [(task_id, cosine similarity)]``, best first."""
 
 
+_ASCII_WORD = re.compile(r"[a-z]+")
+_KEEP_DOUBLE = frozenset("lsz")
+_VOWEL = re.compile(r"[aeiouy]")
+
+
+def _verb_base(word: str) -> str:
+    """`word` without ``-ing`` / ``-ed`` (3+ letters left, not ``-eed``), else ``""``."""
+    if len(word) >= 6 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) >= 5 and word.endswith("ed") and not word.endswith("eed"):
+        return word[:-2]
+    return ""
+
+
+def _stem(word: str) -> str:
+    """A light, deterministic suffix strip for one lower-case ASCII word.
+
+    One of ``-ies/-ied → -i``, ``-ing``, ``-ed`` (the rest must hold a vowel, so
+    "string" stays), ``-es`` (after s, x, z, ch, sh), ``-s``
+    (not after s, u, i) when at least 3 letters remain, then a doubled final consonant
+    left by ``-ing``/``-ed`` is undoubled (except l, s, z: "stopped" → "stop"), then a
+    final ``-e`` (4+ letters: "upgrade" → "upgrad") is dropped and a final ``-y`` becomes
+    ``-i`` ("retry" → "retri"). Not a linguistic stemmer: it only has to send the
+    inflections of one word to the same string.
+    """
+    if not _ASCII_WORD.fullmatch(word):
+        return word
+    w = word
+    if len(w) >= 5 and w.endswith(("ies", "ied")):
+        w = w[:-3] + "i"
+    elif _VOWEL.search(base := _verb_base(w)):
+        w = base
+        if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in _KEEP_DOUBLE and w[-1] not in "aeiou":
+            w = w[:-1]
+    elif len(w) >= 5 and w.endswith("es") and w[:-2].endswith(("s", "x", "z", "ch", "sh")):
+        w = w[:-2]
+    elif len(w) >= 4 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if len(w) >= 4 and w.endswith("e"):
+        w = w[:-1]
+    elif len(w) >= 4 and w.endswith("y"):
+        w = w[:-1] + "i"
+    return w
+
+
+def comparison_form(norm: str) -> str:
+    """What the full-text step compares: a normalized text without articles
+    (`drop_articles`, so aliases keyed before that rule compare equal too) and with each
+    ASCII word passed through `_stem`. Used for similarity only, never for keys."""
+    return " ".join(_stem(w) for w in drop_articles(norm).split(" "))
+
+
 def similarity(a_norm: str, b_norm: str) -> float:
     """Full-text similarity of two *normalized* texts in [0, 1] (see the module doc)."""
     if not a_norm or not b_norm:
         return 0.0
+    a_norm, b_norm = comparison_form(a_norm), comparison_form(b_norm)
     return (
         max(
             fuzz.ratio(a_norm, b_norm),
@@ -255,7 +318,7 @@ class TaskMatcher:
         norm = normalize_text(text) if isinstance(text, str) else ""
         if not norm:
             return [], None
-        key = task_key(self.project, text)
+        keys = task_lookup_keys(self.project, text)
         rows = {tid: r for tid, r in self._rows().items() if tid not in exclude}
         best: dict[str, TaskCandidate] = {}
 
@@ -268,10 +331,14 @@ class TaskMatcher:
                 best[cand.task_id] = cand
 
         identity: TaskCandidate | None = None
+        identity_rank = len(keys)
         for row in rows.values():
-            if key in row.keys:
-                identity = self._candidate(row, "exact", 1.0, now)
-                offer(identity)
+            rank = next((i for i, key in enumerate(keys) if key in row.keys), None)
+            if rank is not None:
+                exact = self._candidate(row, "exact", 1.0, now)
+                offer(exact)
+                if rank < identity_rank:  # the current key's hit beats the older key's
+                    identity, identity_rank = exact, rank
                 continue
             sim = max(similarity(norm, alias) for alias in row.alias_norms)
             if sim > 0:

@@ -192,7 +192,8 @@ class TaskProjector:
             state = evolve(before, event.event_type, p)
             assert state is not None
             if event.event_type == TASK_TITLE_CHANGED:
-                key = task_key(state.project, state.title)
+                # Older events carry no alias_key: those get the key under today's rule.
+                key = p.get("alias_key") or task_key(state.project, state.title)
                 self._alias(conn, "task", key, task_id, False, event.ts)
                 known = {normalize_text(t) for t in [state.title, *extras["aliases"]]}
                 if normalize_text(before.title) not in known:

@@ -57,7 +57,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from axiom.tasks.canonical import entity_id_for, normalize_text, placeholder_condition_key
+from axiom.tasks.canonical import (
+    entity_id_for,
+    normalize_text,
+    placeholder_condition_key,
+    task_key,
+)
 
 __all__ = [
     "ALLOWED_TRANSITIONS",
@@ -644,10 +649,17 @@ def decide_priority(state: TaskState | None, priority: str | None) -> list[Event
 def decide_title(state: TaskState | None, title: str) -> list[Event]:
     """``task_title_changed`` when `title` differs from the current one beyond case,
     spacing and punctuation (so re-stating a title in other casing does not churn
-    events). The canonical key is not changed: the new title's key is an alias."""
+    events). The canonical key is not changed: the new title's key is an alias, carried in
+    the payload (``alias_key``) so a replay does not depend on the key rule of its day."""
     if state is None:
         raise ValueError("decide_title on a task that does not exist; create it first")
     title = title.strip()
     if not title or normalize_text(title) == normalize_text(state.title):
         return []
-    return [(TASK_TITLE_CHANGED, {"task_id": state.task_id, "from": state.title, "to": title})]
+    payload = {
+        "task_id": state.task_id,
+        "from": state.title,
+        "to": title,
+        "alias_key": task_key(state.project, title),
+    }
+    return [(TASK_TITLE_CHANGED, payload)]

@@ -19,9 +19,11 @@ from axiom.tasks.canonical import (
     kind_of_key,
     normalize_project,
     normalize_text,
+    normalize_title,
     normalize_url,
     placeholder_condition_key,
     task_key,
+    task_lookup_keys,
 )
 
 
@@ -48,7 +50,7 @@ def _url_key(url: str) -> str:
     ],
 )
 def test_english_variants_share_one_key(variant: str) -> None:
-    assert task_key("axiom", variant) == "task:axiom:fix the login bug"
+    assert task_key("axiom", variant) == "task:axiom:fix login bug"
 
 
 @pytest.mark.parametrize(
@@ -119,6 +121,70 @@ def test_empty_titles_cannot_be_keyed() -> None:
         task_key("p", "!!! ...")
     with pytest.raises(ValueError):
         condition_key("p", "   ")
+
+
+# --------------------------------------------------------------------------- articles
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Fix login redirect bug", "Fix the login redirect bug"),
+        ("Write a test for the parser", "write test for parser"),
+        ("Add an index", "add index"),
+        ("THE Fix", "fix"),
+        ("Fix the 로그인 bug", "Fix 로그인 bug"),
+    ],
+)
+def test_task_keys_drop_english_articles(a: str, b: str) -> None:
+    assert task_key("p", a) == task_key("p", b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Fix login redirect bug", "Fix logout redirect bug"),
+        ("Plan A", "Plan B"),  # a final article is a name, kept
+        ("Plan A", "Plan"),
+        ("Update theme", "Update me"),  # whole words only
+        ("Another fix", "other fix"),
+        ("로그인 버그 수정", "로그아웃 버그 수정"),
+    ],
+)
+def test_article_dropping_keeps_different_titles_apart(a: str, b: str) -> None:
+    assert task_key("p", a) != task_key("p", b)
+
+
+def test_korean_titles_are_kept_intact() -> None:
+    assert normalize_title("로그인 버그 수정") == "로그인 버그 수정"
+    assert normalize_title("the 로그인 리다이렉트 버그") == "로그인 리다이렉트 버그"
+    assert task_key("p", "로그인버그") != task_key("p", "로그인 버그")
+
+
+def test_a_title_of_articles_only_keeps_its_last_word() -> None:
+    assert normalize_title("The") == "the"
+    assert normalize_title("a the") == "the"
+    assert task_key("p", "The") == "task:p:the"
+
+
+def test_conditions_keep_the_plain_normalization() -> None:
+    assert condition_key("p", "the design review") == "cond:p:the design review"
+
+
+def test_lookup_keys_give_the_key_under_the_older_rule_too() -> None:
+    assert task_lookup_keys("p", "Fix the login bug") == (
+        "task:p:fix login bug",
+        "task:p:fix the login bug",
+    )
+    assert task_lookup_keys("p", "Fix login bug") == ("task:p:fix login bug",)
+    assert task_lookup_keys("p", "로그인 버그 수정") == ("task:p:로그인 버그 수정",)
+
+
+@given(st.text())
+def test_normalize_title_is_idempotent_and_never_empties_a_title(text: str) -> None:
+    once = normalize_title(text)
+    assert normalize_title(once) == once
+    assert bool(once) == bool(normalize_text(text))
 
 
 # --------------------------------------------------------------------------- projects

@@ -7,12 +7,13 @@ from datetime import datetime, timedelta
 import pytest
 
 from axiom.store.events import EventStore, NewEvent
-from axiom.store.projection import run_projector
+from axiom.store.projection import rebuild, run_projector
 from axiom.tasks.canonical import entity_id_for, task_key
 from axiom.tasks.matcher import (
     STRICT_SCORE,
     SUGGEST_MIN,
     TaskMatcher,
+    comparison_form,
     recency_weight,
     similarity,
 )
@@ -153,3 +154,101 @@ def test_the_vector_hook_adds_candidates_by_meaning(conn) -> None:
     assert result.strict is not None and result.strict.method == "vector"
     assert result.strict.task_id == target
     assert [c.task_id for c in result.candidates] == [target]
+
+
+# --------------------------------------------------------------------------- rewordings
+
+
+def task_ids(conn) -> list[str]:
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT entity_id FROM entities WHERE entity_type = 'task' ORDER BY entity_id"
+        ).fetchall()
+    ]
+
+
+def resolve_titles(conn, *titles: str) -> None:
+    resolver = TaskResolver(conn, PROJECT)
+    for i, title in enumerate(titles):
+        resolver.resolve([TaskMention(f"e{i}", "s1", title, "pending", evidence_aligned=True)])
+
+
+SAME_TASK = [
+    ("Fix login redirect bug", "Fix the login redirect bug"),
+    ("Upgrading the payment SDK", "Upgrade the payment SDK"),
+    ("Add retries to the uploader", "Add retry to uploader"),
+    ("Upgrade the 결제 SDK", "Upgrading 결제 SDK"),
+]
+DIFFERENT_TASKS = [
+    ("Fix login redirect bug", "Fix logout redirect bug"),
+    ("Fix the login redirect bug", "Fixing logout redirect bugs"),
+    ("Write tests for login", "Write tests for logout"),
+    ("로그인 리다이렉트 버그 수정", "로그아웃 리다이렉트 버그 수정"),
+    ("로그인 버그 수정", "로그아웃 버그 수정"),
+    ("Plan A", "Plan B"),
+]
+
+
+def test_comparison_form_strips_inflections_and_articles_only() -> None:
+    assert comparison_form("upgrading the payment sdk") == comparison_form("upgrade payment sdk")
+    assert comparison_form("fixed bugs") == comparison_form("fix bug")
+    assert comparison_form("login") != comparison_form("logout")
+    assert comparison_form("string") == "string"
+    assert comparison_form("로그인 버그 수정") == "로그인 버그 수정"
+
+
+@pytest.mark.parametrize(("first", "second"), SAME_TASK + [(b, a) for a, b in SAME_TASK])
+def test_a_rewording_is_the_same_task(conn, first: str, second: str) -> None:
+    resolve_titles(conn, first, second)
+    [only] = task_ids(conn)
+    assert only == tid(first)
+    aliases = {
+        r[0]
+        for r in conn.execute(
+            "SELECT canonical_key FROM entity_aliases WHERE entity_id = ?", [only]
+        ).fetchall()
+    }
+    assert task_key(PROJECT, second) in aliases
+
+
+@pytest.mark.parametrize(
+    ("first", "second"), DIFFERENT_TASKS + [(b, a) for a, b in DIFFERENT_TASKS]
+)
+def test_a_different_task_is_not_merged(conn, first: str, second: str) -> None:
+    resolve_titles(conn, first, second)
+    assert task_ids(conn) == sorted({tid(first), tid(second)})
+    assert len(task_ids(conn)) == 2
+
+
+def test_tasks_keyed_before_articles_were_dropped_are_still_found(conn) -> None:
+    """An event log written under the older rule: the key in task_created keeps "the"."""
+    old_key = f"task:{PROJECT}:fix the login redirect bug"
+    old_id = entity_id_for(old_key)
+    store = EventStore(conn)
+    for event_type, payload in decide_create(
+        old_id, "Fix the login redirect bug", old_key, PROJECT, "pending"
+    ):
+        store.append(NewEvent(event_type, payload))
+    run_projector(conn, TaskProjector())
+
+    matcher = TaskMatcher(conn, PROJECT)
+    exact = matcher.match("Fix the Login redirect bug!")
+    assert exact.identity is not None and exact.identity.task_id == old_id
+    assert exact.reason == "exact_key"
+    reworded = matcher.match("Fix login redirect bug")
+    assert reworded.strict is not None and reworded.strict.task_id == old_id
+
+    resolve_titles(conn, "Fix the login redirect bug", "Fix login redirect bug")
+    assert task_ids(conn) == [old_id]
+    before = conn.execute(
+        "SELECT entity_id, canonical_key, title, current_json FROM entities ORDER BY 1"
+    ).fetchall()
+    aliases_before = conn.execute("SELECT * FROM entity_aliases ORDER BY ALL").fetchall()
+    rebuild(conn, [TaskProjector()])
+    after = conn.execute(
+        "SELECT entity_id, canonical_key, title, current_json FROM entities ORDER BY 1"
+    ).fetchall()
+    assert after == before
+    assert conn.execute("SELECT * FROM entity_aliases ORDER BY ALL").fetchall() == aliases_before
+    assert before[0][1] == old_key  # the stored key, not a recomputed one

@@ -208,7 +208,7 @@ def test_a_blocker_naming_an_existing_task_strictly_links_the_task_and_never_a_s
     resolver.resolve([mention("e1", "Rotate the registry certificate", "in_progress")])
     resolver.resolve(
         [
-            mention("e2", "Deploy", "blocked", blocked_by=("the registry certificate rotation",)),
+            mention("e2", "Deploy", "blocked", blocked_by=("the registry certificate renewal",)),
             mention("e3", "Release", "blocked", blocked_by=("rotate the registry certificate",)),
         ]
     )

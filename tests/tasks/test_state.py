@@ -329,6 +329,8 @@ def test_title_changes_only_beyond_normalization() -> None:
     assert decide_title(state, "fix the LOGIN bug!") == []
     events = decide_title(state, "Fix the login and signup bugs")
     assert events[0][0] == TASK_TITLE_CHANGED
+    # the alias key travels in the event, so a replay never recomputes it under a new rule
+    assert events[0][1]["alias_key"] == task_key(state.project, "Fix the login and signup bugs")
     assert then(state, events).title == "Fix the login and signup bugs"
     assert then(state, events).canonical_key == KEY
 
