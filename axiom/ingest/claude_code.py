@@ -22,13 +22,14 @@ inside the main file itself (older Claude Code) stay part of the main session.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from axiom.ingest.issues import InputIssue
+from axiom.ingest.sanitize import UnusableJSON, load_json
+from axiom.ingest.timestamps import check_timestamp
 from axiom.ingest.transcript import Message, ToolCall, Transcript
 
 MESSAGE_TYPES = {"user", "assistant"}
@@ -108,11 +109,26 @@ def _parse_content(content: Any) -> tuple[str, list[ToolCall], dict[str, Any], b
     return "\n\n".join(t for t in texts if t), calls, meta, only_results
 
 
-def _message_from_line(obj: dict[str, Any], index: int) -> Message:
+def _id_field(obj: dict[str, Any], key: str, notes: list[str]) -> str | None:
+    """A string id as written; a number becomes its text, anything else None (noted)."""
+    value = obj.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        notes.append(f"'{key}' {value!r} is not a string; kept as {str(value)!r}")
+        return str(value)
+    notes.append(f"'{key}' is a {type(value).__name__}, not a string; dropped")
+    return None
+
+
+def _message_from_line(obj: dict[str, Any], index: int, notes: list[str]) -> Message:
     message = obj.get("message")
     if not isinstance(message, dict):
         raise ValueError("'message' is missing or not an object")
     role = message.get("role") or obj["type"]
+    if not isinstance(role, str):
+        notes.append(f"'message.role' is a {type(role).__name__}; used the line type")
+        role = obj["type"]
     text, calls, meta, only_results = _parse_content(message.get("content"))
     if only_results:
         role = "tool_result"
@@ -120,14 +136,17 @@ def _message_from_line(obj: dict[str, Any], index: int) -> Message:
         meta["cwd"] = obj["cwd"]
     if message.get("model"):
         meta["model"] = message["model"]
+    timestamp, dropped = check_timestamp(obj.get("timestamp"))
+    if dropped:
+        notes.append(dropped)
     return Message(
         index=index,
-        role=str(role),
+        role=role,
         text=text,
-        timestamp=obj.get("timestamp"),
-        uuid=obj.get("uuid"),
-        parent_uuid=obj.get("parentUuid"),
-        is_sidechain=bool(obj.get("isSidechain", False)),
+        timestamp=timestamp,
+        uuid=_id_field(obj, "uuid", notes),
+        parent_uuid=_id_field(obj, "parentUuid", notes),
+        is_sidechain=obj.get("isSidechain") is True,
         tool_calls=tuple(calls),
         meta=meta,
     )
@@ -161,11 +180,13 @@ def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
         if not raw_line.strip():
             continue
         text = _decode(raw_line, path, line_no, result.issues)
+        notes: list[str] = []
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            result.issues.append(InputIssue(str(path), line_no, f"not valid JSON ({exc.msg})"))
+            obj = load_json(text, notes)
+        except UnusableJSON as exc:
+            result.issues.append(InputIssue(str(path), line_no, str(exc)))
             continue
+        result.issues += [InputIssue(str(path), line_no, n) for n in dict.fromkeys(notes)]
         if not isinstance(obj, dict):
             result.issues.append(InputIssue(str(path), line_no, "line is not a JSON object"))
             continue
@@ -173,7 +194,7 @@ def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
         if kind == "summary":
             if obj.get("summary"):
                 sid = obj.get("sessionId")
-                if sid:
+                if isinstance(sid, str) and sid:
                     summaries[sid] = str(obj["summary"])
                 else:
                     loose_summaries.append(str(obj["summary"]))
@@ -181,7 +202,12 @@ def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
         if kind not in MESSAGE_TYPES:
             continue
         obj["_line"] = line_no
-        lines_by_session[str(obj.get("sessionId") or path.stem)].append(obj)
+        sid = obj.get("sessionId")
+        if sid is not None and not isinstance(sid, str):
+            reason = f"'sessionId' is a {type(sid).__name__}, not a string; used the file name"
+            result.issues.append(InputIssue(str(path), line_no, reason))
+            sid = None
+        lines_by_session[sid or path.stem].append(obj)
 
     if not lines_by_session:
         result.issues.append(InputIssue(str(path), None, "no user or assistant messages found"))
@@ -195,10 +221,12 @@ def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
             meta["agent_id"] = agent or path.stem.removeprefix("agent-")
         messages: list[Message] = []
         for obj in objs:
+            notes = []
             try:
-                messages.append(_message_from_line(obj, len(messages)))
+                messages.append(_message_from_line(obj, len(messages), notes))
             except (ValueError, KeyError, TypeError) as exc:
-                result.issues.append(InputIssue(str(path), obj["_line"], str(exc)))
+                notes.append(str(exc))
+            result.issues += [InputIssue(str(path), obj["_line"], n) for n in dict.fromkeys(notes)]
         if not messages:
             continue
         title = summaries.get(group_id) or (loose_summaries[0] if loose_summaries else None)

@@ -75,8 +75,8 @@ def detect_format(path: Path, data: bytes) -> str | None:
     text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError:
-        return "json"  # its parser reports where the JSON breaks
+    except (ValueError, RecursionError):
+        return "json"  # its parser reports where and why the JSON breaks
     return _sniff_json(doc)
 
 

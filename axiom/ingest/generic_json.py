@@ -28,13 +28,14 @@ decoded with U+FFFD replacements.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from axiom.ingest.claude_code import ParsedFile
 from axiom.ingest.issues import InputIssue
+from axiom.ingest.sanitize import UnusableJSON
+from axiom.ingest.sanitize import load_json as load_safe_json
 from axiom.ingest.transcript import Message, Transcript
 
 ROLE_ALIASES = {
@@ -78,18 +79,20 @@ def decode_utf8(path: Path, data: bytes, issues: list[InputIssue]) -> str:
 
 
 def load_json(path: Path, data: bytes, issues: list[InputIssue]) -> tuple[bool, Any]:
-    """(True, document) or (False, None) with the reason appended to `issues`."""
+    """(True, document) or (False, None) with the reason appended to `issues`; values
+    normalized on the way (`axiom.ingest.sanitize`) are reported too."""
     text = decode_utf8(path, data, issues)
     if not text.strip():
         issues.append(InputIssue(str(path), None, "file is empty"))
         return False, None
+    notes: list[str] = []
     try:
-        return True, json.loads(text)
-    except json.JSONDecodeError as exc:
-        issues.append(
-            InputIssue(str(path), exc.lineno, f"not valid JSON ({exc.msg} at column {exc.colno})")
-        )
+        doc = load_safe_json(text, notes)
+    except UnusableJSON as exc:
+        issues.append(InputIssue(str(path), exc.line, str(exc)))
         return False, None
+    issues += [InputIssue(str(path), None, note) for note in dict.fromkeys(notes)]
+    return True, doc
 
 
 def _timestamp(value: Any, where: str) -> str | None:

@@ -7,13 +7,14 @@ transaction that appends its events and advances the session projection.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
-from axiom.ingest.formats import discover, parse_file
+from axiom.ingest.formats import UnknownFormat, discover, parse_file
 from axiom.ingest.issues import InputIssue
 from axiom.ingest.session_projector import SESSION_INGESTED, SessionProjector
 from axiom.ingest.transcript import Transcript
@@ -21,6 +22,8 @@ from axiom.privacy.transcript import filter_transcript
 from axiom.store.db import Database
 from axiom.store.events import AppendResult, EventStore, NewEvent, canonical_json
 from axiom.store.projection import run_projector
+
+log = logging.getLogger("axiom.ingest")
 
 
 @dataclass
@@ -85,21 +88,32 @@ def import_paths(
     files, issues = discover(paths)
     report = ImportReport(issues=list(issues))
     for path in files:
-        parsed = parse_file(path, fmt)
         report.files += 1
-        report.issues += parsed.issues
-        if parsed.transcripts:
-            for transcript, result in zip(
-                parsed.transcripts,
-                ingest_transcripts(db, parsed.transcripts, project=project),
-                strict=True,
-            ):
-                report.session_ids.append(transcript.session_id)
-                report.messages += len(transcript.messages)
-                if result.created:
-                    report.sessions_new += 1
-                else:
-                    report.sessions_unchanged += 1
+        try:
+            _import_file(db, path, fmt, project, report)
+        except UnknownFormat:
+            raise
+        except Exception as exc:  # one file's surprise must not stop the other files
+            log.debug("import of %s failed", path, exc_info=True)
+            reason = f"not imported: {type(exc).__name__}: {exc}"[:500]
+            report.issues.append(InputIssue(str(path), None, reason))
         if on_file:
             on_file(path)
     return report
+
+
+def _import_file(
+    db: Database, path: Path, fmt: str | None, project: bool, report: ImportReport
+) -> None:
+    parsed = parse_file(path, fmt)
+    report.issues += parsed.issues
+    if not parsed.transcripts:
+        return
+    results = ingest_transcripts(db, parsed.transcripts, project=project)
+    for transcript, result in zip(parsed.transcripts, results, strict=True):
+        report.session_ids.append(transcript.session_id)
+        report.messages += len(transcript.messages)
+        if result.created:
+            report.sessions_new += 1
+        else:
+            report.sessions_unchanged += 1

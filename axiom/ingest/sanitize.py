@@ -1,0 +1,95 @@
+"""Parsed JSON made safe to store, with every change reported.
+
+`json.loads` accepts input that later breaks the store or the API: a lone surrogate
+(`"\\ud800"`) cannot be encoded as UTF-8, so hashing or inserting the text fails; an integer
+of more than 4300 digits raises `ValueError`; nesting a few thousand levels deep raises
+`RecursionError`. `load_json` and `clean_json` turn each of these into either a reason
+(the value cannot be used: `UnusableJSON`) or a normalization plus a note saying what was
+changed, so a caller can report `file:line: note` and keep the rest of the line.
+
+Normalizations: a lone surrogate becomes U+FFFD; an integer too long for Python's
+conversion limit is kept as its digit string. Values nested deeper than `MAX_DEPTH` are
+refused (no transcript nests that deep; deeper values would break the recursive JSON
+encoders and decoders used further on).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+MAX_DEPTH = 200
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class UnusableJSON(ValueError):
+    """The text is not JSON Axiom can store; the message is the reason, `line` the line of
+    the text where JSON syntax broke (None when unknown)."""
+
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason)
+        self.line = line
+
+
+def _fix_str(value: str, notes: list[str]) -> str:
+    if value.isascii() or not _SURROGATE.search(value):
+        return value
+    found = _SURROGATE.search(value)
+    notes.append(f"lone surrogate U+{ord(found.group()):04X} replaced with U+FFFD")
+    return _SURROGATE.sub("\ufffd", value)
+
+
+def clean_json(value: Any, notes: list[str]) -> Any:
+    """`value` with lone surrogates replaced (in keys too), checked for depth; changes are
+    appended to `notes`. Containers are fixed in place; walks without recursion."""
+    if isinstance(value, str):
+        return _fix_str(value, notes)
+    if not isinstance(value, dict | list):
+        return value
+    stack: list[tuple[dict[str, Any] | list[Any], int]] = [(value, 1)]
+    while stack:
+        container, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise UnusableJSON(f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(container, dict):
+            if any(not k.isascii() and _SURROGATE.search(k) for k in container):
+                items = [(_fix_str(k, notes), v) for k, v in container.items()]
+                container.clear()
+                container.update(items)
+            keys: Any = list(container)
+        else:
+            keys = range(len(container))
+        for key in keys:
+            item = container[key]
+            if isinstance(item, str):
+                fixed = _fix_str(item, notes)
+                if fixed is not item:
+                    container[key] = fixed
+            elif isinstance(item, dict | list):
+                stack.append((item, depth + 1))
+    return value
+
+
+def load_json(text: str, notes: list[str]) -> Any:
+    """`json.loads(text)` made safe (see the module docstring); raises `UnusableJSON`."""
+    try:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # an integer over the conversion limit: keep it as digits
+            value = json.loads(text, parse_int=lambda digits: _int(digits, notes))
+    except json.JSONDecodeError as exc:
+        raise UnusableJSON(f"not valid JSON ({exc.msg} at column {exc.colno})", exc.lineno) from exc
+    except RecursionError as exc:
+        raise UnusableJSON("not usable JSON (nested too deeply to parse)") from exc
+    return clean_json(value, notes)
+
+
+def _int(digits: str, notes: list[str]) -> int | str:
+    try:
+        return int(digits)
+    except ValueError:
+        notes.append(f"integer of {len(digits.lstrip('-'))} digits kept as text")
+        return digits
