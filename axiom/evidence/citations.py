@@ -12,6 +12,10 @@ citation (`python -m axiom cite`, `/c/<id>/`, `GET /api/v1/citations/{id}`). Its
 is (session, message index, hash of the message text); its id is 8-10 characters long, so
 it can never take an id an entry span had (6-8) when a rebuild replays both kinds
 interleaved. Both kinds share one id namespace: a new id is checked against both tables.
+
+A citation keeps opening the text it quoted after its session is re-imported with changed
+text: `get_citation` then reads the message from the ingest event the span was computed on
+and says so (`outdated`, "the message has changed since").
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from axiom.store.events import StoredEvent
+from axiom.store.events import EventStore, StoredEvent
 
 PREFIX = "mem:"
 MIN_LEN, MAX_LEN = 6, 8
@@ -210,6 +214,7 @@ class Citation:
     after: str
     role: str | None
     created_at: datetime
+    outdated: bool = False  # the message changed since: quote and context are the old text
 
     @property
     def kind(self) -> str:
@@ -231,6 +236,7 @@ class Citation:
             "context_before": self.before,
             "context_after": self.after,
             "role": self.role,
+            "outdated": self.outdated,
         }
 
 
@@ -262,6 +268,10 @@ def get_citation(
         return None
     text = row[9] or ""
     start, end = row[5], row[6]
+    quoted = _quoted_text(conn, row[1], row[3], row[4], normalize_citation_id(citation_id))
+    outdated = quoted is not None and quoted != text
+    if outdated:
+        text = quoted or ""
     return Citation(
         citation_id=row[0],
         entry_id=row[1],
@@ -277,7 +287,64 @@ def get_citation(
         after=text[end : end + context],
         role=row[10],
         created_at=row[11],
+        outdated=outdated,
     )
+
+
+def _quoted_text(
+    conn: duckdb.DuckDBPyConnection,
+    entry_id: str | None,
+    session_id: str,
+    message_index: int,
+    citation_id: str,
+) -> str | None:
+    """The message text as it read when the citation was made, if that is not the stored
+    one (the session was re-imported with changed text since); None when it is current.
+
+    An entry span was computed on the ingest its build processed; a message citation is
+    pinned by the hash of the text it covers.
+    """
+    store = EventStore(conn)
+    current = conn.execute(
+        "SELECT ingest_event_id FROM sessions WHERE session_id = ?", [session_id]
+    ).fetchone()
+    current_ingest = current[0] if current else None
+    if entry_id is not None:
+        built = conn.execute(
+            "SELECT build_id FROM entries WHERE entry_id = ?", [entry_id]
+        ).fetchone()
+        started = store.get_by_dedupe_key(f"build_started:{built[0]}") if built else None
+        ingest_id = started.payload.get("ingest_event_id") if started else None
+        if ingest_id is None or ingest_id == current_ingest:
+            return None
+        ingest = store.get(ingest_id)
+        return _message_text(ingest, message_index) if ingest else None
+    wanted = conn.execute(
+        "SELECT c.quote_hash FROM message_citations c LEFT JOIN messages m"
+        " ON m.session_id = c.session_id AND m.message_index = c.message_index"
+        " WHERE c.citation_id = ? AND c.quote_hash IS DISTINCT FROM sha256(m.text)",
+        [citation_id],
+    ).fetchone()
+    if wanted is None:
+        return None
+    rows = conn.execute(
+        "SELECT event_id FROM events WHERE event_type = ? AND session_id = ?"
+        " ORDER BY ts DESC, event_id DESC",
+        [SESSION_INGESTED, session_id],
+    ).fetchall()
+    for (event_id,) in rows:
+        ingest = store.get(event_id)
+        text = _message_text(ingest, message_index) if ingest else None
+        if text is not None and _text_hash(text) == wanted[0]:
+            return text
+    return None
+
+
+def _message_text(ingest: StoredEvent, message_index: int) -> str | None:
+    for message in (ingest.payload.get("transcript") or {}).get("messages") or []:
+        if int(message.get("index", -1)) == message_index:
+            return str(message.get("text") or "")
+    return None
 
 
 def citations_for_entry(conn: duckdb.DuckDBPyConnection, entry_id: str) -> list[str]:

@@ -12,6 +12,7 @@ from axiom.evidence.citations import get_citation, normalize_citation_id
 from axiom.ingest.session_queries import list_messages, list_sessions
 from axiom.pipeline.entry_queries import entry_history, get_entry, list_entries
 from axiom.pipeline.factory import configured_pipeline
+from axiom.pipeline.order import chronological
 from axiom.pipeline.process import ProcessReport, process_session
 from axiom.store.db import Database
 
@@ -19,9 +20,11 @@ from axiom.store.db import Database
 def process_sessions(
     db: Database, session_ids: Iterable[str], progress: bool = False
 ) -> list[ProcessReport]:
-    """Run the pipeline over each session; a failing session is reported, the rest go on."""
+    """Run the pipeline over each session, oldest first (`axiom.pipeline.order`); a failing
+    session is reported, the rest go on."""
     pipeline = configured_pipeline()
-    ids = list(dict.fromkeys(session_ids))
+    with db.read() as conn:
+        ids = chronological(conn, session_ids)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -163,6 +166,10 @@ def cmd_cite(args: argparse.Namespace) -> int:
         f"session {citation.session_id}, message {citation.message_index} ({citation.role}),"
         f" chars {citation.span_start}-{citation.span_end}, {citation.method}"
     )
+    if citation.outdated:
+        print(
+            "note: the session was re-imported with changed text; this is the message as it read then"
+        )
     print(f"...{citation.before}>>>{citation.quote}<<<{citation.after}...")
     return 0
 
@@ -173,7 +180,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_cite)
 
-    p = sub.add_parser("process", help="run the memory pipeline over sessions (default: all)")
+    p = sub.add_parser(
+        "process", help="run the memory pipeline over sessions, oldest first (default: all)"
+    )
     p.add_argument("session_ids", nargs="*")
     p.set_defaults(func=cmd_process)
 

@@ -8,11 +8,12 @@ dedupe key derived from the build id, so processing a session again appends noth
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,7 +28,7 @@ from axiom.graduation.policy import GraduationPolicy
 from axiom.ingest.session_projector import SESSION_INGESTED
 from axiom.ingest.transcript import Transcript
 from axiom.pipeline.builds import BUILD_FINISHED, BUILD_STARTED, BuildSpec, StageMetric
-from axiom.pipeline.entry_projector import ENTRY_CREATED, ENTRY_PROMOTED
+from axiom.pipeline.entry_projector import ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED
 from axiom.pipeline.entry_queries import sessions_with_verified_key
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent, StoredEvent
@@ -144,9 +145,43 @@ def _candidate(
     )
 
 
+def versioned_entry_id(entry: ExtractedEntry, texts: dict[int, str]) -> str:
+    """The stored id of an extracted entry: its extractor id plus the text it quotes.
+
+    The extractor's id names the memory (session, type, title, first message); the sha256
+    of each distinct message its evidence points at (as stored, in evidence order) pins the
+    version of the text the spans are computed against. Re-importing a session whose
+    quoted messages did not change (the same file, or a transcript that only grew) gives
+    the same ids, so existing entries and citation ids stay; an entry quoting a message
+    whose text changed gets a new id, and the old one is superseded (`_supersede`).
+    """
+    digests = [
+        _text_digest(texts.get(i)) for i in dict.fromkeys(q.message_index for q in entry.evidence)
+    ]
+    key = json.dumps([entry.entry_id, digests], ensure_ascii=False, separators=(",", ":"))
+    return "ent_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _text_digest(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _versioned(extraction: ExtractionResult, transcript: Transcript) -> ExtractionResult:
+    texts = {m.index: m.text for m in transcript.messages}
+    entries: dict[str, ExtractedEntry] = {}
+    for entry in extraction.entries:
+        eid = versioned_entry_id(entry, texts)
+        entries.setdefault(eid, replace(entry, entry_id=eid))
+    return replace(extraction, entries=tuple(entries.values()))
+
+
 def _analyse(pipeline: Pipeline, transcript: Transcript, timer: _Timer) -> _Outcome:
     """Extraction, alignment and validation: the slow part, done outside the lock."""
-    extraction = timer.run("extract", lambda: pipeline.extractor.extract(transcript))
+    extraction = timer.run(
+        "extract", lambda: _versioned(pipeline.extractor.extract(transcript), transcript)
+    )
     texts = [m.text for m in transcript.messages]
 
     def align() -> dict[str, list[AlignedEvidence]]:
@@ -285,7 +320,72 @@ class _BuildWriter:
         )
         for entry in extraction.entries:
             self._entry(entry, outcome)
+        self._supersede(outcome)
         self._tasks(outcome)
+
+    def _supersede(self, outcome: _Outcome) -> None:
+        """Entries built from an earlier ingest of this session that this build did not
+        produce again quote text that is no longer stored: they become `superseded` (by the
+        entry of this build with the same canonical key, if any). An entry this build
+        produces again that an earlier re-ingest superseded (the text came back) becomes
+        `active` again. Keys carry the ingest event, so each change happens once per version.
+        """
+        ingest_id = self.ingest.event_id
+        current = {e.entry_id for e in outcome.extraction.entries}
+        by_key = {
+            f"{e.type}:{normalize_title(e.title)}": e.entry_id for e in outcome.extraction.entries
+        }
+        rows = self.conn.execute(
+            "SELECT json_extract_string(c.payload_json, '$.entry_id'),"
+            " json_extract_string(c.payload_json, '$.canonical_key'),"
+            " json_extract_string(b.payload_json, '$.ingest_event_id')"
+            " FROM events c JOIN events b ON b.event_type = ? AND b.build_id = c.build_id"
+            " WHERE c.event_type = ? AND c.session_id = ? ORDER BY c.ts, c.event_id",
+            [BUILD_STARTED, ENTRY_CREATED, self.session_id],
+        ).fetchall()
+        if not rows:
+            return
+        status = self._statuses([r[0] for r in rows])
+        reason = (
+            f"session {self.session_id} was re-imported with changed text (ingest {ingest_id});"
+            " this entry quotes an earlier version"
+        )
+        for eid, canonical_key, built_on in dict.fromkeys(rows):
+            was, superseded_by_reingest = status.get(eid, ("active", False))
+            if eid not in current and built_on != ingest_id and was != "superseded":
+                self._status(eid, was, "superseded", reason, by_key.get(canonical_key))
+            elif eid in current and was == "superseded" and superseded_by_reingest:
+                self._status(
+                    eid, was, "active", f"ingest {ingest_id} quotes the same text again", None
+                )
+
+    def _statuses(self, entry_ids: list[str]) -> dict[str, tuple[str, bool]]:
+        """entry id -> (status after its last status change, set by a re-ingest?)."""
+        rows = self.conn.execute(
+            "SELECT payload_json FROM events WHERE event_type = ?"
+            " AND json_extract_string(payload_json, '$.entry_id') IN (SELECT unnest(?))"
+            " ORDER BY ts, event_id",
+            [ENTRY_STATUS_CHANGED, list(dict.fromkeys(entry_ids))],
+        ).fetchall()
+        out: dict[str, tuple[str, bool]] = {}
+        for (raw,) in rows:
+            p = json.loads(raw)
+            out[p["entry_id"]] = (p["to"], "ingest_event_id" in p)
+        return out
+
+    def _status(self, eid: str, was: str, to: str, reason: str, superseded_by: str | None) -> None:
+        self.append(
+            ENTRY_STATUS_CHANGED,
+            {
+                "entry_id": eid,
+                "from": was,
+                "to": to,
+                "superseded_by": superseded_by,
+                "reason": reason,
+                "ingest_event_id": self.ingest.event_id,
+            },
+            f"{eid}:{to}:{self.ingest.event_id}",
+        )
 
     def _tasks(self, outcome: _Outcome) -> None:
         """Task mentions become task entity events (one entity per task across sessions)."""

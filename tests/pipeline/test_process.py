@@ -19,41 +19,10 @@ from axiom.projections import rebuild_all
 from axiom.store.db import Database
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
-DERIVED = (
-    "sessions",
-    "messages",
-    "entries",
-    "citations",
-    "build_runs",
-    "pipeline_metrics",
-    "entities",
-    "entity_aliases",
-    "edges",
-    "vector_outbox",
-)
-VOLATILE = {"created_at", "updated_at", "ingested_at"}
 
 
 def _pipeline(tmp_path: Path, extractor=None) -> Pipeline:  # type: ignore[no-untyped-def]
     return Pipeline(extractor=extractor or RuleExtractor(), workdir=tmp_path / "idris")
-
-
-def _snapshot(db: Database) -> dict[str, list[tuple]]:
-    out = {}
-    with db.read() as conn:
-        for table in DERIVED:
-            cols = [
-                r[0] for r in conn.execute(f"DESCRIBE {table}").fetchall() if r[0] not in VOLATILE
-            ]
-            out[table] = conn.execute(
-                f"SELECT {', '.join(cols)} FROM {table} ORDER BY ALL"
-            ).fetchall()
-    return out
-
-
-def _event_count(db: Database) -> int:
-    with db.read() as conn:
-        return conn.execute("SELECT count(*) FROM events").fetchone()[0]
 
 
 class ScriptedExtractor:
@@ -102,28 +71,28 @@ def test_the_sample_session_yields_entries_with_exact_spans(
 
 
 def test_processing_twice_appends_nothing(
-    db: Database, sample_session: Path, tmp_path: Path
+    db: Database, sample_session: Path, tmp_path: Path, snapshot, event_count
 ) -> None:
     (sid,) = import_paths(db, [sample_session]).session_ids
     process_session(db, sid, _pipeline(tmp_path))
-    before, snapshot = _event_count(db), _snapshot(db)
+    before, tables = event_count(db), snapshot(db)
     again = process_session(db, sid, _pipeline(tmp_path))
     import_paths(db, [sample_session])
     assert again.skipped and again.events_appended == 0
-    assert _event_count(db) == before
-    assert _snapshot(db) == snapshot
+    assert event_count(db) == before
+    assert snapshot(db) == tables
 
 
 def test_rebuild_reproduces_every_derived_table(
-    db: Database, sample_session: Path, tmp_path: Path
+    db: Database, sample_session: Path, tmp_path: Path, snapshot
 ) -> None:
     sids = import_paths(db, [sample_session, LOCOMO / "30.json"]).session_ids
     for sid in sids[:4]:
         process_session(db, sid, _pipeline(tmp_path))
-    incremental = _snapshot(db)
+    incremental = snapshot(db)
     assert incremental["entries"] and incremental["citations"] and incremental["entities"]
     rebuild_all(db)
-    assert _snapshot(db) == incremental
+    assert snapshot(db) == incremental
 
 
 def test_bad_quotes_are_recorded_and_the_rest_still_processes(db: Database, tmp_path: Path) -> None:
