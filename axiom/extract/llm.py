@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import logging
 import re
 import urllib.error
 import urllib.request
@@ -37,6 +38,8 @@ from axiom.extract.types import (
     dedupe_entries,
 )
 from axiom.ingest.transcript import Transcript
+
+log = logging.getLogger(__name__)
 
 EXTRACTION_PROMPT = """\
 You extract durable memories from a transcript of a conversation between people and/or an
@@ -161,11 +164,22 @@ class LLMExtractor:
                     parsed, problems = parse_entries(reply, transcript.session_id)
                 except LLMError as exc:
                     errors.append(f"{label}: {exc}; its messages yielded no entries")
+                    log.warning(
+                        "session %s, %s: %s; its messages yielded no entries",
+                        transcript.session_id,
+                        label,
+                        exc,
+                    )
                     continue
                 entries.extend(parsed)
-                errors.extend(f"{label}: {problem}" for problem in problems)
+                for problem in problems:
+                    errors.append(f"{label}: {problem}")
+                    log.warning("session %s, %s: %s", transcript.session_id, label, problem)
         except Exception as exc:  # the protocol promises a result, whatever happens
             errors.append(f"LLM extraction failed unexpectedly: {exc!r}")
+            log.warning(
+                "session %s: LLM extraction failed unexpectedly: %r", transcript.session_id, exc
+            )
         return ExtractionResult(
             entries=dedupe_entries(entries),
             extractor=self.name,

@@ -35,7 +35,7 @@ from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector
 from axiom.tasks.resolver import TaskMention, TaskResolver
 
-log = logging.getLogger("axiom.pipeline")
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
@@ -177,6 +177,24 @@ def _versioned(extraction: ExtractionResult, transcript: Transcript) -> Extracti
     return replace(extraction, entries=tuple(entries.values()))
 
 
+def _warn_unaligned(session_id: str, alignments: dict[str, list[AlignedEvidence]]) -> None:
+    """One WARNING line per quote the aligner could not place (the event records it too)."""
+    for entry_id, items in alignments.items():
+        for number, item in enumerate(items):
+            if item.aligned:
+                continue
+            similarity = "" if item.similarity is None else f" (best similarity {item.similarity})"
+            log.warning(
+                "session %s entry %s evidence #%d: quote not aligned to message %s: %s%s",
+                session_id,
+                entry_id,
+                number,
+                item.message_index,
+                item.failure_reason,
+                similarity,
+            )
+
+
 def _analyse(pipeline: Pipeline, transcript: Transcript, timer: _Timer) -> _Outcome:
     """Extraction, alignment and validation: the slow part, done outside the lock."""
     extraction = timer.run(
@@ -193,6 +211,7 @@ def _analyse(pipeline: Pipeline, transcript: Transcript, timer: _Timer) -> _Outc
         }
 
     alignments = timer.run("align", align)
+    _warn_unaligned(transcript.session_id, alignments)
     candidates = {
         e.entry_id: _candidate(e, transcript.session_id, alignments[e.entry_id])
         for e in extraction.entries
