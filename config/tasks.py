@@ -3,6 +3,7 @@ Redis redelivers a task whose worker died before acknowledging it."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -12,18 +13,25 @@ from axiom.ingest.transcript import Transcript
 from axiom.outbox.config import vectors_enabled
 from axiom.outbox.service import drain_outbox, reconcile_outbox
 from axiom.pipeline.factory import configured_pipeline
+from axiom.pipeline.order import chronological
 from axiom.pipeline.process import process_session
 from axiom.projections import project_all
 from config.celery import app
 
+log = logging.getLogger(__name__)
+
 
 @app.task(name="axiom.ingest_path")
 def ingest_path(path: str, fmt: str | None = None) -> dict[str, Any]:
-    """Append the sessions found at `path`; the writer projects them."""
-    report = import_paths(open_database(), [Path(path)], fmt=fmt, project=False)
+    """Append the sessions found at `path`; the writer projects them; the memory pipeline
+    then runs over them one after the other, oldest first (`process_in_order`)."""
+    db = open_database()
+    report = import_paths(db, [Path(path)], fmt=fmt, project=False)
     project.delay()
-    for session_id in dict.fromkeys(report.session_ids):
-        process.delay(session_id)
+    if report.session_ids:
+        with db.read() as conn:
+            ordered = chronological(conn, report.session_ids)
+        process_in_order.delay(ordered)
     return {
         "sessions_new": report.sessions_new,
         "sessions_unchanged": report.sessions_unchanged,
@@ -48,6 +56,28 @@ def process(session_id: str) -> dict[str, Any]:
     report = process_session(open_database(), session_id, configured_pipeline())
     drain.delay()  # the session's messages, entries and tasks are queued for embedding now
     return {"session_id": session_id, "status": report.status, "entries": report.entries}
+
+
+@app.task(name="axiom.process_sessions")
+def process_in_order(session_ids: list[str]) -> dict[str, Any]:
+    """The memory pipeline for ``session_ids[0]``, then this task again for the rest.
+
+    The next session is queued only when this one is done, so the order holds on a
+    `default` queue of any concurrency (separate `process` tasks could run side by side
+    and reach the write lock in any order). A session that raises is logged and the rest
+    still go on; a redelivered task re-runs its head, which appends nothing twice.
+    """
+    if not session_ids:
+        return {"session_id": None, "remaining": 0}
+    head, rest = session_ids[0], list(session_ids[1:])
+    try:
+        result = process(head)
+    except Exception as exc:  # one session's failure must not strand the later ones
+        log.exception("processing session %s failed", head)
+        result = {"session_id": head, "status": "failed", "error": repr(exc)[:1000]}
+    if rest:
+        process_in_order.delay(rest)
+    return {**result, "remaining": len(rest)}
 
 
 @app.task(name="axiom.project")

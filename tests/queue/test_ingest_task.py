@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from celery import Celery
 
 from axiom.cli import open_database
@@ -14,6 +17,7 @@ from axiom.ingest.formats import parse_file
 from axiom.ingest.session_queries import get_session, list_messages, list_sessions
 from axiom.observability.stats import collect_stats
 from axiom.store.db import Database
+from axiom.tasks.queries import list_tasks
 
 Waiter = Callable[..., Any]
 Counter = Callable[[Database], dict[str, int]]
@@ -66,3 +70,45 @@ def test_it_leaves_counts_unchanged_when_the_same_file_is_sent_twice(
     assert before["events"] > 1  # session_ingested plus the pipeline's events
     with db.read() as conn:
         assert collect_stats(conn)["entries"] > 0
+
+
+ORDER_SESSIONS = sorted(
+    (Path(__file__).resolve().parents[1] / "pipeline" / "data" / "todo_sessions").glob("*.jsonl")
+)
+
+
+def test_a_folder_sent_through_the_broker_is_processed_oldest_first(
+    celery_app: Celery,
+    worker: object,
+    tmp_path: Path,
+    wait_for: Waiter,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AXIOM_EMBEDDER", "none")  # no model load in the worker thread
+    # Three sessions (1-3 March, see tests/pipeline/test_order.py), the newest under the
+    # file name that sorts first: the file order is newest first.
+    folder = tmp_path / "src" / "-home-dev-shop"
+    folder.mkdir(parents=True)
+    for name, source in zip("cba", ORDER_SESSIONS, strict=True):
+        shutil.copy(source, folder / f"{name}.jsonl")
+    session_ids = [json.loads(p.read_text().splitlines()[0])["sessionId"] for p in ORDER_SESSIONS]
+
+    report = celery_app.send_task("axiom.ingest_path", args=[str(folder.parent)]).get(timeout=30)
+
+    assert report["sessions_new"] == 3
+    db = open_database()
+
+    def finished() -> list[str]:
+        with db.read() as conn:
+            rows = conn.execute(
+                "SELECT session_id FROM events WHERE event_type = 'build_finished'"
+                " ORDER BY ts, event_id"
+            ).fetchall()
+        return [r[0] for r in rows] if len(rows) == 3 else []
+
+    assert wait_for(finished, timeout=90) == session_ids  # oldest first
+    with db.read() as conn:
+        assert {(t.title, t.status) for t in list_tasks(conn)} == {
+            ("Publish the package", "done"),
+            ("Write the release notes", "done"),
+        }

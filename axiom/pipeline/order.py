@@ -1,0 +1,74 @@
+"""The order in which sessions are run through the memory pipeline: chronological.
+
+The task system reads observations in processing order: a task seen for the first time
+never starts ``done``, and an observation older than one already applied is stale (it
+cannot move the status). Processing a newer session before an older one therefore leaves
+tasks behind (the completion arrives first and is refused, then the older progress is
+stale). Claude Code names transcript files after random UUIDs, so the order of file
+names, or of session ids, says nothing about time.
+
+`chronological` sorts sessions by their start: the earliest parseable time of the newest
+``session_ingested`` transcript of each session (its ``started_at`` and every message
+timestamp, as naive UTC). Ties are broken by the path the transcript was read from, then
+by session id; sessions with no timestamp at all come last, in the same tie order. Every
+entry point that processes more than one session uses it (``import``, ``process``, the
+Celery ``axiom.ingest_path`` task), so a folder imported together ends in the same state
+whatever its file names. Sessions imported in separate runs are processed in the order of
+the runs; the resolver's stale-observation rule is what protects those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import duckdb
+
+from axiom.ingest.session_projector import SESSION_INGESTED
+from axiom.ingest.timestamps import parse_timestamp
+
+__all__ = ["chronological", "session_starts"]
+
+
+def session_starts(
+    conn: duckdb.DuckDBPyConnection, session_ids: Iterable[str]
+) -> dict[str, tuple[datetime | None, str]]:
+    """``{session_id: (start or None, path or "")}`` from the newest ingest of each session.
+
+    Sessions never ingested are left out. Reads only the timestamps and the path out of
+    the stored transcript (in DuckDB), never the message texts.
+    """
+    ids = list(dict.fromkeys(session_ids))
+    if not ids:
+        return {}
+    rows = conn.execute(
+        "SELECT session_id,"
+        " json_extract_string(payload_json, '$.transcript.started_at'),"
+        " json_extract_string(payload_json, '$.transcript.messages[*].timestamp'),"
+        " json_extract_string(payload_json, '$.transcript.meta.path')"
+        " FROM events WHERE event_type = ? AND list_contains(?, session_id)"
+        " QUALIFY row_number() OVER (PARTITION BY session_id ORDER BY ts DESC, event_id DESC) = 1",
+        [SESSION_INGESTED, ids],
+    ).fetchall()
+    out: dict[str, tuple[datetime | None, str]] = {}
+    for session_id, started_at, stamps, path in rows:
+        times = [t for t in map(parse_timestamp, [started_at, *(stamps or [])]) if t is not None]
+        out[session_id] = (min(times) if times else None, path or "")
+    return out
+
+
+def chronological(conn: duckdb.DuckDBPyConnection, session_ids: Iterable[str]) -> list[str]:
+    """`session_ids` without duplicates, oldest session first (see the module docstring).
+
+    Ids with no ingest keep their place after all known sessions, so processing still
+    reports them (as unknown) rather than dropping them silently.
+    """
+    ids = list(dict.fromkeys(session_ids))
+    starts = session_starts(conn, ids)
+
+    def key(session_id: str) -> tuple[bool, datetime, str, str]:
+        start, path = starts[session_id]
+        return (start is None, start or datetime.min, path, session_id)
+
+    known = sorted((sid for sid in ids if sid in starts), key=key)
+    return known + [sid for sid in ids if sid not in starts]
