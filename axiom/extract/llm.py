@@ -7,8 +7,9 @@ aligner finds the spans later and judges whether each quote is really in its mes
 entries quoting text that is not there are kept here and rejected there.
 
 Failure is reported, never raised: an unreachable endpoint, a timeout, an HTTP error or a
-reply that is not JSON gives a result whose `errors` say what happened (and which part of
-the transcript was lost); an entry with a malformed field is skipped with one error each.
+reply that is not JSON gives a result whose `errors` and `failures` say what happened (and
+which part of the transcript was lost; the pipeline then records the build as failed and
+`process` retries it); an entry with a malformed field is skipped with one error each.
 
 Long transcripts are sent in chunks of at most `max_chars` characters of message text,
 each message keeping its original index; a single message longer than that is sent in
@@ -155,6 +156,7 @@ class LLMExtractor:
     def extract(self, transcript: Transcript) -> ExtractionResult:
         entries: list[ExtractedEntry] = []
         errors: list[str] = []
+        failures: list[str] = []  # chunks lost: the result is incomplete, the build fails
         try:
             chunks = self.chunks(transcript)
             for number, chunk in enumerate(chunks, start=1):
@@ -164,6 +166,7 @@ class LLMExtractor:
                     parsed, problems = parse_entries(reply, transcript.session_id)
                 except LLMError as exc:
                     errors.append(f"{label}: {exc}; its messages yielded no entries")
+                    failures.append(f"{label}: {exc}")
                     log.warning(
                         "session %s, %s: %s; its messages yielded no entries",
                         transcript.session_id,
@@ -177,6 +180,7 @@ class LLMExtractor:
                     log.warning("session %s, %s: %s", transcript.session_id, label, problem)
         except Exception as exc:  # the protocol promises a result, whatever happens
             errors.append(f"LLM extraction failed unexpectedly: {exc!r}")
+            failures.append(f"LLM extraction failed unexpectedly: {exc!r}")
             log.warning(
                 "session %s: LLM extraction failed unexpectedly: %r", transcript.session_id, exc
             )
@@ -186,6 +190,7 @@ class LLMExtractor:
             model=self.model,
             prompt_hash=self.prompt_hash,
             errors=tuple(errors),
+            failures=tuple(failures),
         )
 
     def chunks(self, transcript: Transcript) -> list[list[_Block]]:

@@ -99,12 +99,95 @@ class ExtractedEvidence:
         return cls(message_index=data.get("message_index"), quote=data.get("quote"))  # type: ignore[arg-type]
 
 
+TASK_PROBLEM_FIELDS: tuple[str, ...] = ("mention", "title", "status", "priority")
+# A rejected value whose JSON is longer than this is kept as its first characters of JSON.
+MAX_PROBLEM_VALUE_CHARS = 2000
+
+
+def _json_value(value: Any) -> Any:
+    """`value` as a JSON-ready value: unchanged when it is JSON and short, else its JSON (or
+    repr) text cut to `MAX_PROBLEM_VALUE_CHARS`."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+        value = text
+    if len(text) > MAX_PROBLEM_VALUE_CHARS:
+        return text[:MAX_PROBLEM_VALUE_CHARS] + "…"
+    return value
+
+
+@dataclass(frozen=True)
+class TaskInputProblem:
+    """Part of a task observation that could not be used, with the value as found.
+
+    `field` is what was wrong (``mention`` for a whole TodoWrite call or item, ``title``,
+    ``status``, ``priority``), `value` the original JSON value (None when absent; longer
+    than `MAX_PROBLEM_VALUE_CHARS` as JSON → that JSON text, cut), `reason` a short code
+    (see `axiom.tasks.events`). `message_index`, `tool_use_id` and `item` (the position
+    in the ``todos`` list) say where it was.
+    """
+
+    field: str
+    value: Any
+    reason: str
+    message_index: int | None = None
+    tool_use_id: str | None = None
+    item: int | None = None
+
+    def __post_init__(self) -> None:
+        _require_choice(self.field, TASK_PROBLEM_FIELDS, "task problem field", optional=False)
+        if not isinstance(self.reason, str) or not self.reason:
+            raise ValueError("task problem reason must be a non-empty string")
+        object.__setattr__(self, "value", _json_value(self.value))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "field": self.field,
+            "value": self.value,
+            "reason": self.reason,
+            "message_index": self.message_index,
+            "tool_use_id": self.tool_use_id,
+            "item": self.item,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TaskInputProblem:
+        if not isinstance(data, dict):
+            raise ValueError(f"task problem must be an object, got {type(data).__name__}")
+        index, item = data.get("message_index"), data.get("item")
+        for name, number in (("message_index", index), ("item", item)):
+            if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
+                raise ValueError(f"task problem {name} must be an integer or null")
+        tool_use_id = data.get("tool_use_id")
+        if tool_use_id is not None and not isinstance(tool_use_id, str):
+            raise ValueError("task problem tool_use_id must be a string or null")
+        return cls(
+            field=_require_str(data, "field", "task problem"),
+            value=data.get("value"),
+            reason=_require_str(data, "reason", "task problem"),
+            message_index=index,
+            tool_use_id=tool_use_id,
+            item=item,
+        )
+
+
+def _problems(data: Any, where: str) -> tuple[TaskInputProblem, ...]:
+    if data is None:
+        return ()
+    if not isinstance(data, list | tuple):
+        raise ValueError(f"{where} must be a list")
+    return tuple(TaskInputProblem.from_json(p) for p in data)
+
+
 @dataclass(frozen=True)
 class TaskFields:
     """Task facts carried by a `task_note` entry.
 
-    `status` and `priority` are None when the source did not say. `source` tells whether
-    the task came from a Claude Code TodoWrite call or from prose.
+    `status` and `priority` are None when the source did not say, or said something that
+    is not one of the choices: then `problems` holds what it said (``unknown_status`` with
+    the original value, ...). `source` tells whether the task came from a Claude Code
+    TodoWrite call or from prose.
     """
 
     title: str
@@ -112,6 +195,7 @@ class TaskFields:
     priority: TaskPriority | None = None
     blocked_by: tuple[str, ...] = ()
     source: TaskSource = "text"
+    problems: tuple[TaskInputProblem, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.title, str):
@@ -123,15 +207,22 @@ class TaskFields:
             isinstance(b, str) for b in self.blocked_by
         ):
             raise ValueError("blocked_by must be a tuple of strings")
+        if not isinstance(self.problems, tuple) or not all(
+            isinstance(p, TaskInputProblem) for p in self.problems
+        ):
+            raise ValueError("problems must be a tuple of TaskInputProblem")
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "title": self.title,
             "status": self.status,
             "priority": self.priority,
             "blocked_by": list(self.blocked_by),
             "source": self.source,
         }
+        if self.problems:  # absent when empty, so entries without problems keep their payload
+            data["problems"] = [p.to_json() for p in self.problems]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TaskFields:
@@ -146,6 +237,7 @@ class TaskFields:
             priority=data.get("priority"),
             blocked_by=tuple(blocked_by),
             source=data.get("source", "text"),
+            problems=_problems(data.get("problems"), "task problems"),
         )
 
 
@@ -227,8 +319,13 @@ class ExtractionResult:
     """Everything one extractor run produced for one transcript.
 
     `extractor`, `model` and `prompt_hash` identify the build (they go into `build_runs`);
-    `errors` lists what was skipped or could not be read, in human-readable form. A result
-    with no entries and some errors means the extractor failed without raising.
+    `errors` lists what was skipped or could not be read, in human-readable form.
+    `failures` lists the parts of the transcript the extractor could not read at all (an
+    LLM chunk lost to a timeout, an HTTP error or a reply that is not JSON): such a result
+    is incomplete, and the pipeline records its build as `failed` so it is retried.
+    `task_problems` are task observations that yielded no task at all (a TodoWrite item
+    that is not an object or has no usable title, a call without a ``todos`` list), kept
+    with their original values so the task system can record each one.
     """
 
     entries: tuple[ExtractedEntry, ...]
@@ -236,6 +333,8 @@ class ExtractionResult:
     model: str
     prompt_hash: str
     errors: tuple[str, ...] = ()
+    failures: tuple[str, ...] = ()
+    task_problems: tuple[TaskInputProblem, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -244,6 +343,8 @@ class ExtractionResult:
             "model": self.model,
             "prompt_hash": self.prompt_hash,
             "errors": list(self.errors),
+            "failures": list(self.failures),
+            "task_problems": [p.to_json() for p in self.task_problems],
         }
 
     @classmethod
@@ -251,14 +352,18 @@ class ExtractionResult:
         if not isinstance(data, dict):
             raise ValueError(f"result must be an object, got {type(data).__name__}")
         errors = data.get("errors") or []
-        if not isinstance(errors, list | tuple) or not all(isinstance(e, str) for e in errors):
-            raise ValueError("result errors must be a list of strings")
+        failures = data.get("failures") or []
+        for what, items in (("errors", errors), ("failures", failures)):
+            if not isinstance(items, list | tuple) or not all(isinstance(e, str) for e in items):
+                raise ValueError(f"result {what} must be a list of strings")
         return cls(
             entries=tuple(ExtractedEntry.from_json(e) for e in data.get("entries") or []),
             extractor=_require_str(data, "extractor", "result"),
             model=_require_str(data, "model", "result"),
             prompt_hash=_require_str(data, "prompt_hash", "result"),
             errors=tuple(errors),
+            failures=tuple(failures),
+            task_problems=_problems(data.get("task_problems"), "result task_problems"),
         )
 
 

@@ -100,6 +100,13 @@ class _Timer:
         with self.stage(name):
             return fn()
 
+    def fail(self, name: str, error: str) -> None:
+        """Mark a stage that returned as failed after all (its result was incomplete)."""
+        self.metrics = [
+            replace(m, success=False, error=error[:500]) if m.stage == name else m
+            for m in self.metrics
+        ]
+
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
@@ -248,6 +255,15 @@ def process_session(
     except Exception as exc:  # a failing stage fails the build, recorded, never a crash
         log.exception("pipeline failed for session %s", session_id)
         report.status, report.error = "failed", repr(exc)[:1000]
+    if outcome is not None and outcome.extraction.failures:
+        # Part of the transcript was never read (an LLM timeout, a reply that is not JSON):
+        # materializing the rest would make the build look complete and, its events keyed by
+        # the build id, stop a retry from adding what was lost. Fail it; `process` retries.
+        report.status = "failed"
+        report.error = ("extraction incomplete: " + "; ".join(outcome.extraction.failures))[:1000]
+        timer.fail("extract", report.error)
+        log.warning("session %s: build %s failed: %s", session_id, build_id, report.error)
+        outcome = None
     with db.write() as conn:
         writer = _BuildWriter(conn, pipeline, ingest, build_id)
         writer.started()
@@ -311,6 +327,8 @@ class _BuildWriter:
         )
 
     def finished(self, report: ProcessReport) -> None:
+        """`build_finished`: once on success; each failed attempt is its own event (keys
+        `<build>:failed`, `<build>:failed:2`, ...), and only a success stops the retries."""
         payload = {
             "build_id": self.build_id,
             "status": report.status,
@@ -318,7 +336,15 @@ class _BuildWriter:
             "entries": report.entries,
             "metrics": [m.__dict__ for m in report.metrics],
         }
-        self.append(BUILD_FINISHED, payload, f"{self.build_id}:{report.status}")
+        key = f"{self.build_id}:{report.status}"
+        if report.status != "success":
+            failed_before = self.conn.execute(
+                "SELECT count(*) FROM event_dedup WHERE starts_with(dedupe_key, ?)",
+                [f"{BUILD_FINISHED}:{key}"],
+            ).fetchone()[0]
+            if failed_before:
+                key += f":{failed_before + 1}"
+        self.append(BUILD_FINISHED, payload, key)
 
     def record(self, outcome: _Outcome) -> None:
         extraction = outcome.extraction

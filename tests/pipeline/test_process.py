@@ -1,9 +1,5 @@
 from __future__ import annotations
 
-import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -158,37 +154,21 @@ def test_corroboration_from_two_sessions_certifies(db: Database, tmp_path: Path)
     assert stages == ["certified", "certified"]
 
 
-class _SlowLLM(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802
-        time.sleep(1.5)
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def slow_llm_url():  # type: ignore[no-untyped-def]
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowLLM)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-
-
-def test_an_llm_that_times_out_leaves_a_record_not_a_crash(
-    db: Database, tmp_path: Path, slow_llm_url: str
+def test_an_llm_that_times_out_fails_the_build_not_the_process(
+    db: Database, tmp_path: Path, fake_llm
 ) -> None:
     ingest_transcripts(db, [_session("llm", "We decided to use DuckDB.")])
-    extractor = LLMExtractor(base_url=slow_llm_url, model="m", timeout=0.3)
+    fake_llm.delay = 1.5
+    extractor = LLMExtractor(base_url=fake_llm.url, model="m", timeout=0.3)
     report = process_session(db, "llm", _pipeline(tmp_path, extractor))
-    assert report.status == "success" and report.entries == 0
+    assert report.status == "failed" and report.entries == 0
+    assert "timed out after 0.3s" in (report.error or "")
     with db.read() as conn:
-        payload = conn.execute(
-            "SELECT payload_json FROM events WHERE event_type = 'memory_extracted'"
+        ((status, error),) = conn.execute("SELECT status, error FROM build_runs").fetchall()
+        extracted = conn.execute(
+            "SELECT count(*) FROM events WHERE event_type = 'memory_extracted'"
         ).fetchone()[0]
-    errors = json.loads(payload)["errors"]
-    assert errors and "timed out" in " ".join(errors).lower()
+    assert status == "failed" and "timed out" in error and extracted == 0
 
 
 def test_an_unknown_session_is_a_clear_error(db: Database, tmp_path: Path) -> None:
