@@ -13,7 +13,7 @@ from axiom.outbox.projector import OutboxProjector
 from axiom.pipeline.builds import BuildProjector
 from axiom.pipeline.entry_projector import EntryProjector
 from axiom.store.db import Database
-from axiom.store.projection import Projector, rebuild, run_projector
+from axiom.store.projection import Projector, rebuild, run_projector, write_projecting
 from axiom.tasks.projector import TaskProjector
 
 
@@ -31,11 +31,12 @@ def all_projectors() -> list[Projector]:
 
 
 def project_all(db: Database) -> dict[str, int]:
-    """Advance every projector to the newest event; one short write transaction."""
-    with db.write() as conn:
-        return {p.name: run_projector(conn, p) for p in all_projectors()}
+    """Advance every projector to the newest event; one short write transaction (run
+    again, with the event recorded as failed, if a poison event aborts it)."""
+    return write_projecting(
+        db, lambda conn: {p.name: run_projector(conn, p) for p in all_projectors()}
+    )
 
 
 def rebuild_all(db: Database) -> dict[str, int]:
-    with db.write() as conn:
-        return rebuild(conn, all_projectors())
+    return write_projecting(db, lambda conn: rebuild(conn, all_projectors()))

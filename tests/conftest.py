@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -46,3 +46,25 @@ def site(settings, data_dir: Path, db: Database) -> Iterator[Database]:  # type:
     viewer_db.reset()
     yield db
     viewer_db.reset()
+
+
+# Columns holding when a row was written rather than what it says.
+_WRITTEN_AT = {"sessions": "ingested_at", "message_citations": "created_at"}
+
+
+@pytest.fixture
+def table_rows() -> Callable[..., dict[str, list[tuple]]]:
+    """`table_rows(db, *tables)`: each table's rows, sorted, without write-time columns, to
+    compare a rebuild with the incremental result."""
+
+    def read(db: Database, *tables: str) -> dict[str, list[tuple]]:
+        with db.read() as conn:
+            return {
+                t: conn.execute(
+                    f"SELECT * {f'EXCLUDE ({_WRITTEN_AT[t]})' if t in _WRITTEN_AT else ''}"
+                    f" FROM {t} ORDER BY ALL"
+                ).fetchall()
+                for t in tables
+            }
+
+    return read

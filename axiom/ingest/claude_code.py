@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from axiom.ingest.issues import InputIssue
-from axiom.ingest.sanitize import UnusableJSON, load_json
+from axiom.ingest.sanitize import UnusableJSON, id_text, load_json
 from axiom.ingest.timestamps import check_timestamp
 from axiom.ingest.transcript import Message, ToolCall, Transcript
 
@@ -109,18 +109,6 @@ def _parse_content(content: Any) -> tuple[str, list[ToolCall], dict[str, Any], b
     return "\n\n".join(t for t in texts if t), calls, meta, only_results
 
 
-def _id_field(obj: dict[str, Any], key: str, notes: list[str]) -> str | None:
-    """A string id as written; a number becomes its text, anything else None (noted)."""
-    value = obj.get(key)
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        notes.append(f"'{key}' {value!r} is not a string; kept as {str(value)!r}")
-        return str(value)
-    notes.append(f"'{key}' is a {type(value).__name__}, not a string; dropped")
-    return None
-
-
 def _message_from_line(obj: dict[str, Any], index: int, notes: list[str]) -> Message:
     message = obj.get("message")
     if not isinstance(message, dict):
@@ -144,8 +132,8 @@ def _message_from_line(obj: dict[str, Any], index: int, notes: list[str]) -> Mes
         role=role,
         text=text,
         timestamp=timestamp,
-        uuid=_id_field(obj, "uuid", notes),
-        parent_uuid=_id_field(obj, "parentUuid", notes),
+        uuid=id_text(obj.get("uuid"), "'uuid'", notes),
+        parent_uuid=id_text(obj.get("parentUuid"), "'parentUuid'", notes),
         is_sidechain=obj.get("isSidechain") is True,
         tool_calls=tuple(calls),
         meta=meta,

@@ -16,12 +16,13 @@ import duckdb
 
 from axiom.ingest.formats import UnknownFormat, discover, parse_file
 from axiom.ingest.issues import InputIssue
-from axiom.ingest.session_projector import SESSION_INGESTED, SessionProjector
+from axiom.ingest.session_projector import SESSION_INGESTED, SessionProjector, session_rows
 from axiom.ingest.transcript import Transcript
+from axiom.ingest.validate import check_transcript
 from axiom.privacy.transcript import filter_transcript
 from axiom.store.db import Database
 from axiom.store.events import AppendResult, EventStore, NewEvent, canonical_json
-from axiom.store.projection import run_projector
+from axiom.store.projection import run_projector, write_projecting
 
 log = logging.getLogger("axiom.ingest")
 
@@ -53,8 +54,14 @@ def append_session(
 ) -> AppendResult:
     """Record one transcript as a `session_ingested` event (a no-op if already recorded).
 
-    The privacy filter runs here, so nothing private ever reaches the event store."""
-    transcript = filter_transcript(transcript)
+    `check_transcript` normalizes it (ValueError if it cannot be stored), then the privacy
+    filter runs, so nothing private ever reaches the event store, and what is stored is
+    proven to project (`session_rows`)."""
+    checked, notes = check_transcript(transcript)
+    for note in notes:  # the importer reported these already (`_import_file`)
+        log.warning("session %s: %s", checked.session_id, note)
+    transcript = filter_transcript(checked)
+    session_rows(transcript)
     return EventStore(conn).append(
         NewEvent(
             event_type=SESSION_INGESTED,
@@ -71,11 +78,15 @@ def ingest_transcripts(
 ) -> list[AppendResult]:
     """Append the transcripts; with `project`, also advance the session tables in the same
     transaction (the CLI does; Celery's ingest task leaves projection to the writer)."""
-    with db.write() as conn:
+    transcripts = list(transcripts)
+
+    def work(conn: duckdb.DuckDBPyConnection) -> list[AppendResult]:
         results = [append_session(conn, t, actor) for t in transcripts]
         if project:
             run_projector(conn, SessionProjector())
-    return results
+        return results
+
+    return write_projecting(db, work)
 
 
 def import_paths(
@@ -107,10 +118,21 @@ def _import_file(
 ) -> None:
     parsed = parse_file(path, fmt)
     report.issues += parsed.issues
-    if not parsed.transcripts:
+    transcripts = []
+    for transcript in parsed.transcripts:
+        try:
+            checked, notes = check_transcript(transcript)
+        except ValueError as exc:
+            reason = f"session {transcript.session_id!r} not imported: {exc}"
+            report.issues.append(InputIssue(str(path), None, reason))
+            continue
+        issues = [InputIssue(str(path), None, f"session {checked.session_id}: {n}") for n in notes]
+        report.issues += issues
+        transcripts.append(checked)
+    if not transcripts:
         return
-    results = ingest_transcripts(db, parsed.transcripts, project=project)
-    for transcript, result in zip(parsed.transcripts, results, strict=True):
+    results = ingest_transcripts(db, transcripts, project=project)
+    for transcript, result in zip(transcripts, results, strict=True):
         report.session_ids.append(transcript.session_id)
         report.messages += len(transcript.messages)
         if result.created:

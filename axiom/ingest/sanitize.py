@@ -8,7 +8,9 @@ of more than 4300 digits raises `ValueError`; nesting a few thousand levels deep
 changed, so a caller can report `file:line: note` and keep the rest of the line.
 
 Normalizations: a lone surrogate becomes U+FFFD; an integer too long for Python's
-conversion limit is kept as its digit string. Values nested deeper than `MAX_DEPTH` are
+conversion limit is kept as its digit string; NaN, Infinity and numbers too large for a
+float (`1e400`), which `json.loads` accepts but JSON does not (the API would answer with
+invalid JSON), become null. Values nested deeper than `MAX_DEPTH` are
 refused (no transcript nests that deep; deeper values would break the recursive JSON
 encoders and decoders used further on).
 """
@@ -16,6 +18,7 @@ encoders and decoders used further on).
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -40,11 +43,25 @@ def _fix_str(value: str, notes: list[str]) -> str:
     return _SURROGATE.sub("\ufffd", value)
 
 
+def _fix_float(value: float, notes: list[str]) -> float | None:
+    if math.isfinite(value):
+        return value
+    if math.isnan(value):
+        notes.append("NaN is not valid JSON; stored as null")
+    else:
+        sign = "" if value > 0 else "-"
+        notes.append(f"{sign}Infinity (or a number too large for a float); stored as null")
+    return None
+
+
 def clean_json(value: Any, notes: list[str]) -> Any:
-    """`value` with lone surrogates replaced (in keys too), checked for depth; changes are
-    appended to `notes`. Containers are fixed in place; walks without recursion."""
+    """`value` with lone surrogates replaced (in keys too) and non-finite numbers nulled,
+    checked for depth; changes are appended to `notes`. Containers are fixed in place;
+    walks without recursion."""
     if isinstance(value, str):
         return _fix_str(value, notes)
+    if isinstance(value, float):
+        return _fix_float(value, notes)
     if not isinstance(value, dict | list):
         return value
     stack: list[tuple[dict[str, Any] | list[Any], int]] = [(value, 1)]
@@ -66,6 +83,8 @@ def clean_json(value: Any, notes: list[str]) -> Any:
                 fixed = _fix_str(item, notes)
                 if fixed is not item:
                     container[key] = fixed
+            elif isinstance(item, float) and not math.isfinite(item):
+                container[key] = _fix_float(item, notes)
             elif isinstance(item, dict | list):
                 stack.append((item, depth + 1))
     return value
@@ -93,3 +112,15 @@ def _int(digits: str, notes: list[str]) -> int | str:
     except ValueError:
         notes.append(f"integer of {len(digits.lstrip('-'))} digits kept as text")
         return digits
+
+
+def id_text(value: Any, what: str, notes: list[str]) -> str | None:
+    """An id as text: a string as written, a number as its text, anything else None
+    (both noted as `what …`)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        notes.append(f"{what} {value!r} is not a string; kept as {str(value)!r}")
+        return str(value)
+    notes.append(f"{what} is a {type(value).__name__}, not a string; dropped")
+    return None

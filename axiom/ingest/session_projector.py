@@ -2,15 +2,24 @@
 
 A session re-ingested with more messages (a transcript that grew) replaces its rows, so the
 tables always show the newest ingest of each session.
+
+`session_rows` turns a transcript into the rows without touching the database; `apply`
+builds them before it deletes anything, so an event it cannot fold fails before any row
+changes (the runner then records it, `axiom.store.projection`). The importer calls
+`session_rows` on every transcript before appending it, so what it stores always projects.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
+from axiom.ingest.sanitize import clean_json
 from axiom.ingest.timestamps import parse_timestamp
 from axiom.ingest.transcript import Transcript
 from axiom.store.events import StoredEvent
@@ -22,55 +31,80 @@ _COLS = (
 )
 
 
+@dataclass(frozen=True)
+class SessionRows:
+    session: dict[str, Any]  # the sessions row, without the event's id and time
+    messages: pa.Table
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # NaN/Infinity in an event stored before ingest checked numbers
+        return json.dumps(clean_json(json.loads(json.dumps(value)), []), ensure_ascii=False)
+
+
+def session_rows(transcript: Transcript) -> SessionRows:
+    """The rows `transcript` projects to; raises (TypeError, ValueError, pyarrow errors)
+    when it cannot be stored."""
+    sid = transcript.session_id
+    if not isinstance(sid, str) or not sid:
+        raise ValueError("session_id must be a non-empty string")
+    messages = transcript.messages
+    indexes = [m.index for m in messages]
+    if len(set(indexes)) != len(indexes):
+        raise ValueError("message indexes repeat")
+    times: list[datetime | None] = [parse_timestamp(m.timestamp) for m in messages]
+    known = [t for t in times if t is not None]
+    session = {
+        "session_id": sid,
+        "project": transcript.project,
+        "source": transcript.source,
+        "title": transcript.title,
+        "started_at": parse_timestamp(transcript.started_at) or (min(known) if known else None),
+        "ended_at": max(known) if known else None,
+        "message_count": len(messages),
+        "meta_json": _json(transcript.meta),
+    }
+    table = pa.table(
+        {
+            "session_id": pa.array([sid] * len(messages), pa.string()),
+            "message_index": pa.array(indexes, pa.int32()),
+            "role": pa.array([m.role for m in messages], pa.string()),
+            "text": pa.array([m.text for m in messages], pa.string()),
+            "ts": pa.array(times, pa.timestamp("us")),
+            "uuid": pa.array([m.uuid for m in messages], pa.string()),
+            "parent_uuid": pa.array([m.parent_uuid for m in messages], pa.string()),
+            "is_sidechain": pa.array([m.is_sidechain for m in messages], pa.bool_()),
+            "tool_calls_json": pa.array(
+                [_json([c.__dict__ for c in m.tool_calls]) for m in messages], pa.string()
+            ),
+            "meta_json": pa.array([_json(m.meta) for m in messages], pa.string()),
+        }
+    )
+    if table.column("role").null_count or table.column("text").null_count:
+        raise ValueError("a message has no role or no text")
+    return SessionRows(session, table)
+
+
 class SessionProjector:
     name = "sessions"
     event_types = (SESSION_INGESTED,)
     tables = ("messages", "sessions")
 
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
-        transcript = Transcript.from_json(event.payload["transcript"])
-        sid = transcript.session_id
-        times = [parse_timestamp(m.timestamp) for m in transcript.messages]
-        known = [t for t in times if t is not None]
+        rows = session_rows(Transcript.from_json(event.payload["transcript"]))
+        sid = rows.session["session_id"]
         conn.execute("DELETE FROM messages WHERE session_id = ?", [sid])
         conn.execute("DELETE FROM sessions WHERE session_id = ?", [sid])
+        values = {**rows.session, "ingest_event_id": event.event_id, "ingested_at": event.ts}
         conn.execute(
-            "INSERT INTO sessions (session_id, project, source, title, started_at, ended_at,"
-            " message_count, meta_json, ingest_event_id, ingested_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                sid,
-                transcript.project,
-                transcript.source,
-                transcript.title,
-                parse_timestamp(transcript.started_at) or (min(known) if known else None),
-                max(known) if known else None,
-                len(transcript.messages),
-                json.dumps(transcript.meta, ensure_ascii=False),
-                event.event_id,
-                event.ts,
-            ],
+            f"INSERT INTO sessions ({', '.join(values)}) VALUES ({', '.join('?' for _ in values)})",
+            list(values.values()),
         )
-        if not transcript.messages:
+        if rows.messages.num_rows == 0:
             return
-        rows = pa.table(
-            {
-                "session_id": [sid] * len(transcript.messages),
-                "message_index": pa.array([m.index for m in transcript.messages], pa.int32()),
-                "role": [m.role for m in transcript.messages],
-                "text": [m.text for m in transcript.messages],
-                "ts": pa.array(times, pa.timestamp("us")),
-                "uuid": [m.uuid for m in transcript.messages],
-                "parent_uuid": [m.parent_uuid for m in transcript.messages],
-                "is_sidechain": [m.is_sidechain for m in transcript.messages],
-                "tool_calls_json": [
-                    json.dumps([c.__dict__ for c in m.tool_calls], ensure_ascii=False)
-                    for m in transcript.messages
-                ],
-                "meta_json": [json.dumps(m.meta, ensure_ascii=False) for m in transcript.messages],
-            }
-        )
-        conn.register("incoming_messages", rows)
+        conn.register("incoming_messages", rows.messages)
         try:
             conn.execute(f"INSERT INTO messages ({_COLS}) SELECT {_COLS} FROM incoming_messages")
         finally:

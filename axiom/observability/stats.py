@@ -29,6 +29,7 @@ def collect_stats(conn: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "entries_by_stage": _grouped(
             conn, "SELECT stage, count(*) FROM entries GROUP BY stage", STAGES
         ),
+        "projection_errors": scalar("SELECT count(*) FROM projection_errors"),
         "outbox_by_status": _grouped(
             conn, "SELECT status, count(*) FROM vector_outbox GROUP BY status", OUTBOX_STATUSES
         ),

@@ -2,18 +2,57 @@
 
 A projector's rows and its offset are written in the same transaction, so a crash can never
 leave rows applied without the offset (or the reverse). Rebuild = clear the projector's
-tables, forget its offset, replay from the beginning.
+tables and recorded errors, forget its offset, replay from the beginning.
+
+A poison event (one a projector cannot apply) must not jam the projector, nor the others
+that share its transaction. When `apply` raises, the failure is recorded in
+`projection_errors` (projector, event id, type, time, error), logged, and the projector
+moves on to the next event:
+
+* an error raised in Python (a bad payload: KeyError, TypeError, pyarrow errors …) leaves
+  the transaction usable, so it is recorded on the spot. Projectors should check an event
+  fully before they change rows (the session projector does), so such an event changes
+  nothing;
+* an error raised by DuckDB aborts the whole transaction. `run_projector` then raises
+  `ProjectionAborted`; `write_projecting` (used by `project_all`, `rebuild_all` and the
+  importer) rolls back, remembers the (projector, event), and runs its unit of work again,
+  this time recording that event as failed without applying it. Other callers of
+  `run_projector` fail as before until one of those records the event.
+
+Both cases are decided by the event and the state before it, so a rebuild records the
+same errors and produces the same tables as incremental projection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextvars
+import logging
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import duckdb
 
+from axiom.store.db import Database
 from axiom.store.events import EventStore, StoredEvent
+
+log = logging.getLogger("axiom.projection")
+T = TypeVar("T")
+
+# (projector name, event id) -> error, for events a previous attempt of the current
+# `write_projecting` unit found to abort the transaction: recorded, not applied.
+_ABORTING: contextvars.ContextVar[dict[tuple[str, str], str] | None] = contextvars.ContextVar(
+    "axiom_aborting_events", default=None
+)
+
+
+class ProjectionAborted(RuntimeError):
+    """A projector's failure aborted the DuckDB transaction; see `write_projecting`."""
+
+    def __init__(self, projector: str, event: StoredEvent, error: str) -> None:
+        super().__init__(f"projector {projector} failed on {event.event_id}: {error}")
+        self.key = (projector, event.event_id)
+        self.error = error
 
 
 class Projector(Protocol):
@@ -40,8 +79,45 @@ def set_offset(conn: duckdb.DuckDBPyConnection, name: str, event: StoredEvent) -
     )
 
 
+def record_error(
+    conn: duckdb.DuckDBPyConnection, projector: str, event: StoredEvent, error: str
+) -> None:
+    log.error(
+        "projector %s skipped event %s (%s): %s", projector, event.event_id, event.event_type, error
+    )
+    conn.execute(
+        "INSERT INTO projection_errors (projector_name, event_id, event_type, event_ts, error)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (projector_name, event_id)"
+        " DO UPDATE SET error = excluded.error",
+        [projector, event.event_id, event.event_type, event.ts, error],
+    )
+
+
+def _transaction_usable(conn: duckdb.DuckDBPyConnection) -> bool:
+    try:
+        conn.execute("SELECT 1").fetchone()
+    except duckdb.Error:
+        return False
+    return True
+
+
+def _apply(conn: duckdb.DuckDBPyConnection, projector: Projector, event: StoredEvent) -> None:
+    known = (_ABORTING.get() or {}).get((projector.name, event.event_id))
+    if known is not None:
+        record_error(conn, projector.name, event, known)
+        return
+    try:
+        projector.apply(conn, event)
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+        if not _transaction_usable(conn):
+            raise ProjectionAborted(projector.name, event, error) from exc
+        record_error(conn, projector.name, event, error)
+
+
 def run_projector(conn: duckdb.DuckDBPyConnection, projector: Projector, batch: int = 500) -> int:
-    """Apply every event after the projector's offset; return how many were applied."""
+    """Apply every event after the projector's offset; return how many were read (events
+    that failed are recorded in `projection_errors` and passed, see the module docstring)."""
     store = EventStore(conn)
     applied = 0
     while True:
@@ -50,7 +126,7 @@ def run_projector(conn: duckdb.DuckDBPyConnection, projector: Projector, batch: 
         if not events:
             return applied
         for event in events:
-            projector.apply(conn, event)
+            _apply(conn, projector, event)
         set_offset(conn, projector.name, events[-1])
         applied += len(events)
 
@@ -61,4 +137,23 @@ def rebuild(conn: duckdb.DuckDBPyConnection, projectors: Sequence[Projector]) ->
         for table in projector.tables:
             conn.execute(f"DELETE FROM {table}")
         conn.execute("DELETE FROM projection_offsets WHERE projector_name = ?", [projector.name])
+        conn.execute("DELETE FROM projection_errors WHERE projector_name = ?", [projector.name])
     return {p.name: run_projector(conn, p) for p in projectors}
+
+
+def write_projecting(db: Database, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+    """`work` in one write transaction, run again (from scratch, in a new transaction) each
+    time a projector's failure aborts it; the failing event is then recorded, not applied."""
+    aborting: dict[tuple[str, str], str] = {}
+    while True:
+        token = _ABORTING.set(dict(aborting))
+        try:
+            with db.write() as conn:
+                return work(conn)
+        except ProjectionAborted as exc:
+            if exc.key in aborting:  # recording it did not help: give up
+                raise
+            log.warning("%s; running the unit of work again without it", exc)
+            aborting[exc.key] = exc.error
+        finally:
+            _ABORTING.reset(token)

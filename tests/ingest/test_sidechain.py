@@ -55,21 +55,11 @@ def _project(tmp_path: Path) -> Path:
     return folder
 
 
-def _tables(db: Database) -> dict[str, list[tuple]]:
-    with db.read() as conn:
-        return {
-            "sessions": conn.execute(
-                "SELECT * EXCLUDE (ingested_at) FROM sessions ORDER BY ALL"
-            ).fetchall(),
-            "messages": conn.execute("SELECT * FROM messages ORDER BY ALL").fetchall(),
-            "message_citations": conn.execute(
-                "SELECT * FROM message_citations ORDER BY ALL"
-            ).fetchall(),
-        }
+TABLES = ("sessions", "messages", "message_citations")
 
 
 def test_a_sub_agent_file_becomes_its_own_session_and_the_main_one_is_kept(
-    db: Database, tmp_path: Path
+    db: Database, tmp_path: Path, table_rows
 ) -> None:
     folder = _project(tmp_path)
     first = import_paths(db, [folder])
@@ -105,10 +95,10 @@ def test_a_sub_agent_file_becomes_its_own_session_and_the_main_one_is_kept(
         assert collect_stats(conn) == before
 
     project_all(db)  # what the writer does after an ingest
-    incremental = _tables(db)
+    incremental = table_rows(db, *TABLES)
     assert len(incremental["message_citations"]) == 12
     rebuild_all(db)
-    assert _tables(db) == incremental
+    assert table_rows(db, *TABLES) == incremental
 
 
 def test_sidechain_lines_inside_the_main_file_stay_in_the_main_session(

@@ -1,0 +1,132 @@
+"""A poison event (one a projector cannot apply) is recorded and passed: it jams neither its
+projector nor the others, and rebuild gives what incremental projection gave. Real DuckDB."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from axiom.cli import main
+from axiom.ingest.importer import import_paths, ingest_transcripts
+from axiom.ingest.transcript import Message, Transcript
+from axiom.observability.stats import collect_stats
+from axiom.projections import project_all, rebuild_all
+from axiom.store.db import Database
+from axiom.store.events import EventStore, NewEvent, StoredEvent
+from axiom.store.projection import rebuild, run_projector, write_projecting
+
+POISON = {"transcript": {"session_id": "poison", "messages": [{"index": 0, "text": "no role"}]}}
+
+
+def _append(db: Database, event_type: str, payload: dict[str, Any]) -> StoredEvent:
+    with db.write() as conn:  # what the Celery ingest path does: append, project later
+        return EventStore(conn).append(NewEvent(event_type, payload)).event
+
+
+TABLES = ("sessions", "messages", "message_citations", "projection_errors")
+
+
+def test_a_poison_session_event_is_recorded_and_the_rest_projects(
+    db: Database, sample_session: Path, capsys: pytest.CaptureFixture[str], table_rows
+) -> None:
+    poison = _append(db, "session_ingested", POISON)
+    import_paths(db, [sample_session], project=False)
+    project_all(db)
+
+    state = table_rows(db, *TABLES)
+    assert len(state["sessions"]) == 1 and len(state["messages"]) == 12
+    errors = {(r[0], r[1]): r[4] for r in state["projection_errors"]}
+    assert errors[("sessions", poison.event_id)] == "KeyError: 'role'"
+    with db.read() as conn:
+        stats = collect_stats(conn)
+        offsets = dict(
+            conn.execute("SELECT projector_name, last_event_id FROM projection_offsets").fetchall()
+        )
+    assert stats["projection_errors"] == len(errors) >= 1
+    assert offsets["sessions"] > poison.event_id  # passed, not stuck before it
+
+    assert project_all(db)["sessions"] == 0  # nothing left to retry: it stays passed
+    rebuild_all(db)
+    assert table_rows(db, *TABLES) == state
+
+    # The CLI on this data dir: import, rebuild and stats all work.
+    assert main(["import", "--quiet", str(sample_session)]) == 0
+    assert main(["rebuild"]) == 0
+    assert main(["stats", "--json"]) == 0
+    assert '"projection_errors": ' + str(len(errors)) in capsys.readouterr().out
+    assert table_rows(db, *TABLES) == state
+
+
+def test_the_ingest_path_normalizes_before_it_appends(db: Database) -> None:
+    odd = Transcript(
+        session_id="odd",
+        project="p",
+        source="api",
+        messages=(
+            Message(index=4, role="user", text="a", uuid=123, timestamp={"a": 1}),  # type: ignore[arg-type]
+            Message(index=9, role="assistant", text={"x": 1}, meta={"v": float("nan")}),  # type: ignore[arg-type]
+        ),
+    )
+    ingest_transcripts(db, [odd], actor="api", project=False)
+    project_all(db)
+    with db.read() as conn:
+        rows = conn.execute(
+            "SELECT message_index, text, uuid, ts, meta_json FROM messages ORDER BY message_index"
+        ).fetchall()
+        assert conn.execute("SELECT count(*) FROM projection_errors").fetchone()[0] == 0
+    assert rows == [(0, "a", "123", None, "{}"), (1, '{"x": 1}', None, None, '{"v": null}')]
+
+    with pytest.raises(ValueError, match="session_id is missing"):
+        ingest_transcripts(db, [Transcript("", "p", "api", ())], project=False)
+    with db.read() as conn:
+        assert collect_stats(conn)["events"] == 1
+
+
+class _Probe:
+    """A projector whose SQL fails (and so aborts the transaction) on a duplicate `n`."""
+
+    name = "probe"
+    event_types = ("probe",)
+    tables = ("probe",)
+
+    def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
+        conn.execute("INSERT INTO probe VALUES (?)", [event.payload["n"]])
+
+
+def test_an_event_whose_sql_aborts_the_transaction_is_recorded_on_a_second_run(
+    db: Database,
+) -> None:
+    with db.write() as conn:
+        conn.execute("CREATE TABLE probe (n INTEGER PRIMARY KEY)")
+    events = [_append(db, "probe", {"n": n}) for n in (1, 2, 1, 3)]
+
+    counts = write_projecting(db, lambda conn: run_projector(conn, _Probe()))
+    assert counts == 4
+
+    def probe_state() -> tuple[list[tuple], list[tuple]]:
+        with db.read() as conn:
+            return (
+                conn.execute("SELECT n FROM probe ORDER BY n").fetchall(),
+                conn.execute(
+                    "SELECT projector_name, event_id, event_type FROM projection_errors"
+                ).fetchall(),
+            )
+
+    incremental = probe_state()
+    assert incremental == ([(1,), (2,), (3,)], [("probe", events[2].event_id, "probe")])
+    with db.read() as conn:
+        (error,) = conn.execute("SELECT error FROM projection_errors").fetchone()
+    assert error.startswith("ConstraintException:")
+
+    write_projecting(db, lambda conn: rebuild(conn, [_Probe()]))
+    assert probe_state() == incremental
+
+    # Without the retry the caller fails, as any unit of work whose SQL fails does.
+    _append(db, "probe", {"n": 2})
+    with pytest.raises(Exception, match="projector probe failed"), db.write() as conn:
+        run_projector(conn, _Probe())
+    assert write_projecting(db, lambda conn: run_projector(conn, _Probe())) == 1
+    assert len(probe_state()[1]) == 2
