@@ -3,7 +3,16 @@
 Each line is a JSON object. Lines of type `user` and `assistant` become messages; `summary`
 lines title the session; other line types (system notices, snapshots) are skipped. A line
 that is not valid JSON is reported as `file:line: reason` and skipped. Bytes that are not
-valid UTF-8 are reported and decoded with U+FFFD replacements, so the line is kept.
+valid UTF-8 are reported and decoded with U+FFFD replacements, so the line is kept; a
+byte-order mark before the first line is dropped.
+
+Nothing is changed silently: where a field has the wrong shape but the line is usable, the
+value is normalized and a `file:line: reason` warning says how. Content or a text block
+that is a number or an object is stored as its JSON text; a bare string in a content list
+is kept as text, other non-blocks are skipped; a timestamp that is not ISO text is dropped
+(a Unix epoch number is accepted and written as ISO text); ids of the wrong type become
+text or are dropped; NaN/Infinity, lone surrogates and huge integers are handled as in
+`axiom.ingest.sanitize`.
 
 Sub-agent transcripts. Current Claude Code writes each sub-agent (Task tool) conversation
 to its own `agent-<id>.jsonl` next to the main session file, and its lines carry the
@@ -22,6 +31,7 @@ inside the main file itself (older Claude Code) stay part of the main session.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +52,8 @@ class ParsedFile:
 
 
 def _decode(raw: bytes, path: Path, line_no: int, issues: list[InputIssue]) -> str:
+    if line_no == 1:
+        raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark, as the JSON parser drops
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -51,34 +63,55 @@ def _decode(raw: bytes, path: Path, line_no: int, issues: list[InputIssue]) -> s
         return raw.decode("utf-8", errors="replace")
 
 
-def _block_text(content: Any) -> str:
+def _as_text(value: Any, what: str, notes: list[str]) -> str:
+    """Text as written; a number, object or list becomes its JSON text (noted), None ''."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    kind = "number" if isinstance(value, int | float) and not isinstance(value, bool) else None
+    notes.append(f"'{what}' is a {kind or type(value).__name__}, not text; stored as its JSON text")
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _block_text(content: Any, what: str, notes: list[str]) -> str:
     """Text of a tool_result's content, which is a string or a list of text blocks."""
-    if isinstance(content, str):
-        return content
     if isinstance(content, list):
         parts = [
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+            _as_text(b.get("text"), f"{what}[{i}].text", notes)
+            for i, b in enumerate(content)
+            if isinstance(b, dict) and b.get("type") == "text"
         ]
         return "\n".join(p for p in parts if p)
-    return ""
+    return _as_text(content, what, notes)
 
 
-def _parse_content(content: Any) -> tuple[str, list[ToolCall], dict[str, Any], bool]:
+def _parse_content(
+    content: Any, notes: list[str]
+) -> tuple[str, list[ToolCall], dict[str, Any], bool]:
     """Split message content into (text, tool calls, extra meta, is_only_tool_results)."""
     if isinstance(content, str):
         return content, [], {}, False
     if not isinstance(content, list):
-        return "", [], {}, False
+        if content is None:
+            notes.append("'message.content' is missing; stored as empty text")
+        return _as_text(content, "message.content", notes), [], {}, False
     texts: list[str] = []
     calls: list[ToolCall] = []
     results: list[dict[str, Any]] = []
     thinking: list[str] = []
-    for block in content:
+    for i, block in enumerate(content):
+        where = f"message.content[{i}]"
+        if isinstance(block, str):
+            notes.append(f"'{where}' is a bare string, not a block; kept as text")
+            texts.append(block)
+            continue
         if not isinstance(block, dict):
+            notes.append(f"'{where}' is not a block ({type(block).__name__}); skipped")
             continue
         kind = block.get("type")
         if kind == "text":
-            texts.append(str(block.get("text", "")))
+            texts.append(_as_text(block.get("text"), f"{where}.text", notes))
         elif kind == "tool_use":
             raw_input = block.get("input")
             calls.append(
@@ -93,11 +126,11 @@ def _parse_content(content: Any) -> tuple[str, list[ToolCall], dict[str, Any], b
                 {
                     "tool_use_id": block.get("tool_use_id"),
                     "is_error": bool(block.get("is_error", False)),
-                    "text": _block_text(block.get("content")),
+                    "text": _block_text(block.get("content"), f"{where}.content", notes),
                 }
             )
         elif kind == "thinking":
-            thinking.append(str(block.get("thinking", "")))
+            thinking.append(_as_text(block.get("thinking"), f"{where}.thinking", notes))
     meta: dict[str, Any] = {}
     if results:
         meta["tool_results"] = results
@@ -117,7 +150,7 @@ def _message_from_line(obj: dict[str, Any], index: int, notes: list[str]) -> Mes
     if not isinstance(role, str):
         notes.append(f"'message.role' is a {type(role).__name__}; used the line type")
         role = obj["type"]
-    text, calls, meta, only_results = _parse_content(message.get("content"))
+    text, calls, meta, only_results = _parse_content(message.get("content"), notes)
     if only_results:
         role = "tool_result"
     if obj.get("cwd"):

@@ -28,7 +28,6 @@ decoded with U+FFFD replacements.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from axiom.ingest.claude_code import ParsedFile
 from axiom.ingest.issues import InputIssue
 from axiom.ingest.sanitize import UnusableJSON
 from axiom.ingest.sanitize import load_json as load_safe_json
+from axiom.ingest.timestamps import epoch_to_iso
 from axiom.ingest.transcript import Message, Transcript
 
 ROLE_ALIASES = {
@@ -101,9 +101,8 @@ def _timestamp(value: Any, where: str) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = value / 1000 if value > 1e11 else value
         try:
-            return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
+            return epoch_to_iso(value)
         except (OverflowError, OSError, ValueError) as exc:
             raise BadItem(f"{where}: 'timestamp' {value!r} is out of range") from exc
     raise BadItem(f"{where}: 'timestamp' must be a string or a number")

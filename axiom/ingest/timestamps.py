@@ -23,11 +23,24 @@ def parse_timestamp(value: object) -> datetime | None:
     return parsed
 
 
+def epoch_to_iso(value: float) -> str:
+    """Unix epoch seconds (milliseconds when above 1e11) → ISO text in UTC with `Z`;
+    raises OverflowError/OSError/ValueError when out of range."""
+    seconds = value / 1000 if abs(value) > 1e11 else value
+    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
+
+
 def check_timestamp(value: object) -> tuple[str | None, str | None]:
-    """(timestamp to keep, reason it was dropped). ISO text is kept as written; text that
-    does not parse, or parses outside year 1–9999 in UTC, is dropped with a reason."""
+    """(timestamp to keep, reason it was dropped). ISO text is kept as written and a Unix
+    epoch number (seconds, or milliseconds above 1e11) becomes ISO text; text that does not
+    parse, a time outside year 1–9999 in UTC, or any other value is dropped with a reason."""
     if value is None:
         return None, None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return epoch_to_iso(value), None
+        except (OverflowError, OSError, ValueError):
+            return None, f"timestamp {value!r} is out of range as a Unix time; dropped"
     if isinstance(value, str):
         if not value.strip():
             return None, None
