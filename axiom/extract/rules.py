@@ -47,9 +47,11 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from axiom.extract.types import (
     EntryType,
@@ -57,6 +59,7 @@ from axiom.extract.types import (
     ExtractedEvidence,
     ExtractionResult,
     TaskFields,
+    TaskInputProblem,
     TaskPriority,
     TaskStatus,
     dedupe_entries,
@@ -64,7 +67,7 @@ from axiom.extract.types import (
 )
 from axiom.ingest.transcript import Message, Transcript
 
-RULESET_VERSION = "axiom.extract.rules/1"
+RULESET_VERSION = "axiom.extract.rules/2"  # 2: TodoWrite problems kept as task_problems
 """Bump whenever a rule changes: its hash is the `prompt_hash` recorded with every build."""
 
 RULES_PROMPT_HASH = hashlib.sha256(RULESET_VERSION.encode("utf-8")).hexdigest()
@@ -496,6 +499,8 @@ class _Run:
         self.closed_errors: list[_OpenError] = []
         self.seen_references: set[str] = set()
         self.todo_state: dict[str, tuple[int, tuple[str | None, str | None]]] = {}
+        self.task_problems: list[TaskInputProblem] = []
+        self.problems_seen: set[tuple[str, str, str]] = set()
         self.views: list[_View] = []
         self.sequence = 0
 
@@ -514,7 +519,9 @@ class _Run:
         self.sequence += 1
         self.drafts.append(((at[0], at[1], _RANK[type], self.sequence), entry))
 
-    def run(self) -> tuple[tuple[ExtractedEntry, ...], tuple[str, ...]]:
+    def run(
+        self,
+    ) -> tuple[tuple[ExtractedEntry, ...], tuple[str, ...], tuple[TaskInputProblem, ...]]:
         for position, message in enumerate(self.transcript.messages):
             try:
                 view = _View(message)
@@ -536,7 +543,8 @@ class _Run:
                 content = f"{content}\nFix: {err.fix.quote}"
             self.add((err.evidence.message_index, err.at), "error", err.title, content, evidence)
         self.drafts.sort(key=lambda draft: draft[0])
-        return dedupe_entries([entry for _, entry in self.drafts]), tuple(self.errors)
+        entries = dedupe_entries([entry for _, entry in self.drafts])
+        return entries, tuple(self.errors), tuple(self.task_problems)
 
     # ---------------------------------------------------------------- errors and fixes
 
@@ -771,14 +779,37 @@ class _Run:
             if call.name != "TodoWrite":
                 continue
             where = f"message {message.index}: TodoWrite call {call.tool_use_id or '?'}"
-            todos = call.input.get("todos") if isinstance(call.input, dict) else None
+            spot = {"message_index": message.index, "tool_use_id": call.tool_use_id or None}
+            raw = call.input
+            if isinstance(raw, dict) and "todos" not in raw and set(raw) == {"value"}:
+                raw = raw["value"]  # the Claude Code parser wraps an input that is no object
+            if not isinstance(raw, dict):
+                self.errors.append(f"{where}: input is not an object; call skipped")
+                self._problem("mention", raw, "input_not_an_object", **spot)
+                continue
+            todos = raw.get("todos")
             if not isinstance(todos, list):
                 self.errors.append(f"{where}: no 'todos' list; call skipped")
+                reason = "missing_todos" if todos is None else "todos_not_a_list"
+                self._problem("mention", todos, reason, **spot)
                 continue
             for number, item in enumerate(todos):
-                self._todo(position, view, f"{where} todo #{number}", item)
+                self._todo(
+                    position, view, f"{where} todo #{number}", item, {**spot, "item": number}
+                )
 
-    def _todo(self, position: int, view: _View, where: str, item: object) -> None:
+    def _problem(self, field: str, value: object, reason: str, **spot: Any) -> None:
+        """A TodoWrite call or item that yields no task; the same problem (field, value,
+        reason) is kept once per session, since TodoWrite resends its whole list."""
+        problem = TaskInputProblem(field, value, reason, **spot)
+        seen = (field, json.dumps(problem.value, sort_keys=True, ensure_ascii=False), reason)
+        if seen not in self.problems_seen:
+            self.problems_seen.add(seen)
+            self.task_problems.append(problem)
+
+    def _todo(
+        self, position: int, view: _View, where: str, item: object, spot: dict[str, Any]
+    ) -> None:
         """One TodoWrite item -> a `task_note`, when its status or priority changed.
 
         TodoWrite resends the whole list on every call, so an item is reported only the
@@ -796,17 +827,32 @@ class _Run:
         """
         if not isinstance(item, dict):
             self.errors.append(f"{where}: not an object; skipped")
+            self._problem("mention", item, "todo_not_an_object", **spot)
             return
+        problems: list[TaskInputProblem] = []
         content = item.get("content")
         if not isinstance(content, str) or not content.strip():
+            reason = (
+                "missing_title"
+                if content is None
+                else "empty_title"
+                if isinstance(content, str)
+                else "title_not_a_string"
+            )
             fallback = item.get("activeForm")
-            if isinstance(fallback, str) and fallback.strip():
+            if isinstance(fallback, str) and normalize_title(fallback):
                 self.errors.append(f"{where}: no 'content'; used 'activeForm'")
+                problems.append(TaskInputProblem("title", content, reason, **spot))
                 content = fallback
             else:
                 self.errors.append(f"{where}: no 'content' or 'activeForm'; skipped")
+                self._problem("title", item if content is None else content, reason, **spot)
                 return
         content = content.strip()
+        if not normalize_title(content):
+            self.errors.append(f"{where}: 'content' {content!r} has no words; skipped")
+            self._problem("title", content, "empty_title", **spot)
+            return
         raw_status = item.get("status")
         status: TaskStatus | None = None
         if raw_status is None:
@@ -815,12 +861,14 @@ class _Run:
             status = _TODO_STATUS[raw_status.strip().lower()]
         else:
             self.errors.append(f"{where}: unknown status {raw_status!r}; recorded as unknown")
+            problems.append(TaskInputProblem("status", raw_status, "unknown_status", **spot))
         raw_priority = item.get("priority")
         priority: TaskPriority | None = None
         if isinstance(raw_priority, str) and raw_priority.strip().lower() in _PRIORITIES:
             priority = _PRIORITIES[raw_priority.strip().lower()]
         elif raw_priority is not None:
             self.errors.append(f"{where}: unknown priority {raw_priority!r}; ignored")
+            problems.append(TaskInputProblem("priority", raw_priority, "unknown_priority", **spot))
         key = normalize_title(content)
         previous = self.todo_state.get(key)
         if previous is not None and previous[1] == (status, priority):
@@ -831,7 +879,13 @@ class _Run:
         title = _title(content)
         described = f"{content} (status: {status or 'unknown'}"
         described += f", priority: {priority})" if priority else ")"
-        task = TaskFields(title=title, status=status, priority=priority, source="todowrite")
+        task = TaskFields(
+            title=title,
+            status=status,
+            priority=priority,
+            source="todowrite",
+            problems=tuple(problems),
+        )
         self.add((view.message.index, -1), "task_note", title, described, (evidence,), task)
 
     def _todo_evidence(self, position: int, since: int, content: str) -> ExtractedEvidence:
@@ -910,11 +964,12 @@ class RuleExtractor:
     prompt_hash = RULES_PROMPT_HASH
 
     def extract(self, transcript: Transcript) -> ExtractionResult:
-        entries, errors = _Run(transcript).run()
+        entries, errors, task_problems = _Run(transcript).run()
         return ExtractionResult(
             entries=entries,
             extractor=self.name,
             model=self.model,
             prompt_hash=self.prompt_hash,
             errors=errors,
+            task_problems=task_problems,
         )

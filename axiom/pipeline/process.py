@@ -33,7 +33,7 @@ from axiom.pipeline.entry_queries import sessions_with_verified_key
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector
-from axiom.tasks.resolver import TaskMention, TaskResolver
+from axiom.tasks.resolver import RejectedInput, TaskMention, TaskResolver
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -447,9 +447,19 @@ class _BuildWriter:
             )
             if mention is not None:
                 mentions.append(mention)
-        if mentions:
+        rejected = [
+            RejectedInput(
+                self.session_id,
+                p.field,
+                p.value,
+                p.reason,
+                {"message_index": p.message_index, "tool_use_id": p.tool_use_id, "item": p.item},
+            )
+            for p in outcome.extraction.task_problems
+        ]
+        if mentions or rejected:
             resolver = TaskResolver(self.conn, outcome.transcript.project, build_id=self.build_id)
-            self.appended += len(resolver.resolve(mentions))
+            self.appended += len(resolver.resolve(mentions, rejected))
 
     def _entry(self, entry: ExtractedEntry, outcome: _Outcome) -> None:
         eid = entry.entry_id

@@ -36,10 +36,22 @@ The other events, all appended by `axiom.tasks.resolver` / `axiom.tasks.commands
 ``task_input_rejected``
     Part of a mention could not be used, and why: ``{task_id (null when no task could be
     identified), entry_id, session_id, field: title|status|priority|blocked_by|mention,
-    value, reason}``. Reasons: ``empty_title``, ``missing_entry_id``, ``unknown_status``,
-    ``missing_status`` (a TodoWrite item without one), ``unknown_priority``,
-    ``unrecognised_blocker``, ``unknown_task_id``, ``self_reference``, ``internal_error``.
+    value, reason}``. ``value`` is the original value as found (a status
+    ``"frobnicated"``, a priority ``5``, a todo item that is a plain string; JSON values
+    are kept as they are, a JSON text over 2,000 characters is cut). Reasons:
+    ``empty_title``, ``missing_entry_id``, ``unknown_status``, ``missing_status`` (a
+    TodoWrite item without one), ``unknown_priority``, ``unrecognised_blocker``,
+    ``unknown_task_id``, ``self_reference``, ``internal_error``.
     Dedupe: ``task_input_rejected:{mention_key}:{field}:{digest(value, reason)}``.
+
+    A TodoWrite call or item that yielded no task at all gives one with ``task_id`` and
+    ``entry_id`` null, ``source: "todowrite"`` and where it was (``message_index``,
+    ``tool_use_id``, ``item``: position in ``todos``). Reasons (field): ``input_not_an_object``,
+    ``missing_todos``, ``todos_not_a_list``, ``todo_not_an_object`` (mention);
+    ``missing_title`` (value: the whole item), ``title_not_a_string``, ``empty_title``
+    (title). When a todo without a usable ``content`` still has an ``activeForm``, the
+    task is made from that and the ``content`` problem is recorded against it. Dedupe:
+    ``task_input_rejected:session:{session_id}:{digest(where, field, value, reason)}``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,10 @@ For each `TaskMention`, in order:
 2. **Validate.** No entry id or a title with no letters/digits → one
    ``task_input_rejected`` and no task (never a stub). An unknown status or priority
    word, or a TodoWrite item without a status, is recorded as ``task_input_rejected``
-   for that field and the rest of the mention is still used.
+   for that field and the rest of the mention is still used. Problems the extractor
+   already found in the mention (`TaskMention.problems`: a TodoWrite status
+   ``"frobnicated"``, a priority ``5``) are recorded the same way, with their original
+   values.
 3. **Match** (`TaskMatcher`): the exact canonical-key hit is the same task; else a strict
    match (see `axiom.tasks.matcher`) is the same task and the new wording becomes an
    alias; else a new task is created (`decide_create`: never done on creation, blocked
@@ -34,6 +37,11 @@ For each `TaskMention`, in order:
 7. Append everything (each event with a deterministic dedupe key), then advance the
    `TaskProjector` in the same transaction, so the next mention sees this one's task.
 
+Observations that yielded no task at all (`RejectedInput`: a TodoWrite item that is a
+plain string, has no usable title, a call without a ``todos`` list) are passed as
+``resolve(mentions, rejected=...)`` and each becomes one ``task_input_rejected`` with
+``task_id`` null, its original value and where it was (message index, tool-use id, item).
+
 The resolver reads the task projection (entities / aliases) for matching and current
 state, and keeps it current itself by running `TaskProjector` before the first mention
 and after each one. All reads and decisions for a mention happen before its first append,
@@ -43,6 +51,7 @@ so an unexpected error while planning is recorded as ``task_input_rejected``
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from collections.abc import Iterable, Sequence
@@ -53,8 +62,7 @@ from typing import Any
 import duckdb
 
 from axiom.store.events import EventStore, NewEvent, StoredEvent
-from axiom.store.projection import set_offset
-from axiom.store.projection import run_projector
+from axiom.store.projection import run_projector, set_offset
 from axiom.tasks.blockers import BlockerResolver, ResolvedBlockers, condition_key_for_text
 from axiom.tasks.canonical import entity_id_for, normalize_project, normalize_text, task_key
 from axiom.tasks.events import (
@@ -86,7 +94,7 @@ from axiom.tasks.state import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TaskMention", "TaskResolver", "load_task_state"]
+__all__ = ["RejectedInput", "TaskMention", "TaskResolver", "load_task_state"]
 
 REASON_STALE = "stale_observation"
 
@@ -96,6 +104,8 @@ class TaskMention:
     """One observation of a task, as the pipeline hands it over.
 
     `status` and `priority` are the extractor's raw words (None when not stated);
+    `problems` are ``(field, value, reason)`` triples the extractor already rejected
+    (recorded as they are; a status problem replaces the generic ``missing_status``);
     `evidence_aligned` says whether the entry's evidence aligned with the transcript
     (it decides ``replace`` vs ``suggest`` for blockers); `observed_at` is when the
     observation was made in the transcript (the message time), if known — a datetime
@@ -111,6 +121,7 @@ class TaskMention:
     evidence_aligned: bool = False
     source: str = "text"
     observed_at: datetime | None = None
+    problems: tuple[tuple[str, Any, str], ...] = ()
 
     def __post_init__(self) -> None:
         blocked = self.blocked_by
@@ -148,7 +159,26 @@ class TaskMention:
             evidence_aligned=evidence_aligned,
             source=task.source,
             observed_at=observed_at,
+            problems=tuple(
+                (p.field, p.value, p.reason) for p in getattr(task, "problems", None) or ()
+            ),
         )
+
+
+@dataclass(frozen=True)
+class RejectedInput:
+    """A task observation that yielded no task (see the module docstring).
+
+    `where` says where it was (``message_index``, ``tool_use_id``, ``item``; JSON values)
+    and is part of its identity together with field, value and reason.
+    """
+
+    session_id: str | None
+    field: str
+    value: Any
+    reason: str
+    where: dict[str, Any] | None = None
+    source: str = "todowrite"
 
 
 def _naive_utc(value: Any) -> datetime | None:
@@ -162,6 +192,15 @@ def _naive_utc(value: Any) -> datetime | None:
         return None
     if value.tzinfo is not None:
         value = value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def _json_ready(value: Any) -> Any:
+    """`value` if it is JSON (kept as found: a number stays a number), else its repr."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)
     return value
 
 
@@ -206,17 +245,19 @@ class TaskResolver:
 
     # ------------------------------------------------------------------ public
 
-    def resolve(self, items: Sequence[TaskMention] | Iterable[TaskMention]) -> list[StoredEvent]:
-        """Process `items` in order; return the events this call appended (none on a re-run)."""
+    def resolve(
+        self,
+        items: Sequence[TaskMention] | Iterable[TaskMention],
+        rejected: Iterable[RejectedInput] = (),
+    ) -> list[StoredEvent]:
+        """Process `items` in order, then record `rejected`; return the events this call
+        appended (none on a re-run)."""
         run_projector(self.conn, self.projector)
         appended: list[StoredEvent] = []
         last_projected: StoredEvent | None = None
-        for item in items:
-            try:
-                planned = self._plan(item)
-            except Exception as exc:  # one bad mention must not abort the session
-                log.exception("task resolver could not plan a mention: %r", item)
-                planned = [self._internal_error(item, exc)]
+        plans = (self._safe_plan(item) for item in items)
+        rejections = ([self._rejected_input(r)] for r in rejected)
+        for planned in itertools.chain(plans, rejections):
             for new in planned:
                 result = self.store.append(new)
                 if not result.created:
@@ -232,6 +273,33 @@ class TaskResolver:
         return appended
 
     # ------------------------------------------------------------------ planning
+
+    def _safe_plan(self, item: TaskMention) -> list[NewEvent]:
+        try:
+            return self._plan(item)
+        except Exception as exc:  # one bad mention must not abort the session
+            log.exception("task resolver could not plan a mention: %r", item)
+            return [self._internal_error(item, exc)]
+
+    def _rejected_input(self, r: RejectedInput) -> NewEvent:
+        """``task_input_rejected`` (no task) for an observation that yielded no task."""
+        value = _json_ready(r.value)
+        where = {k: _json_ready(v) for k, v in sorted((r.where or {}).items())}
+        payload = {
+            "task_id": None,
+            "entry_id": None,
+            "session_id": r.session_id if isinstance(r.session_id, str) else None,
+            "field": r.field,
+            "value": value,
+            "reason": r.reason,
+            "source": r.source,
+            **where,
+        }
+        key = (
+            f"{TASK_INPUT_REJECTED}:session:{payload['session_id']}:"
+            f"{digest([where, r.field, value, r.reason])}"
+        )
+        return self._new(TASK_INPUT_REJECTED, payload, key, r.session_id)
 
     def _new(
         self, event_type: str, payload: dict[str, Any], dedupe_key: str, session_id: Any
@@ -266,7 +334,7 @@ class TaskResolver:
         value: Any,
         reason: str,
     ) -> NewEvent:
-        value = value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
+        value = _json_ready(value)
         payload = {
             "task_id": task_id,
             "entry_id": entry_id if isinstance(entry_id, str) else None,
@@ -327,11 +395,14 @@ class TaskResolver:
             ]
         title = " ".join(title.split())
 
-        problems: list[tuple[str, Any, str]] = []
+        problems: list[tuple[str, Any, str]] = [
+            p for p in m.problems or () if isinstance(p, tuple) and len(p) == 3
+        ]
         status = coerce_status(m.status) if isinstance(m.status, str) else None
         if m.status is not None and status is None:
             problems.append(("status", m.status, "unknown_status"))
-        if m.status is None and m.source == "todowrite":
+        stated = any(p[0] == "status" for p in problems)
+        if m.status is None and m.source == "todowrite" and not stated:
             problems.append(("status", None, "missing_status"))
         priority = coerce_priority(m.priority) if isinstance(m.priority, str) else None
         if m.priority is not None and priority is None:

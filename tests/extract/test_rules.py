@@ -398,6 +398,18 @@ def test_missing_or_bad_todowrite_fields_are_tolerated_and_recorded() -> None:
     assert "todo #4: unknown status 'waiting'" in errors
     assert "todo #4: unknown priority 'urgent'" in errors
     assert "message 1: TodoWrite call t9: no 'todos' list" in errors
+    # ... and kept with their original values for the task system
+    odd = next(e for e in result.entries if e.task and e.task.title == "Odd values")
+    assert [(p.field, p.value, p.reason) for p in odd.task.problems] == [
+        ("status", "waiting", "unknown_status"),
+        ("priority", "urgent", "unknown_priority"),
+    ]
+    assert [(p.field, p.value, p.reason, p.item) for p in result.task_problems] == [
+        ("title", {"status": "pending"}, "missing_title", 2),
+        ("mention", "not an object", "todo_not_an_object", 3),
+        ("mention", None, "missing_todos", None),
+    ]
+    assert ExtractionResult.from_json(result.to_json()) == result
 
 
 # --------------------------------------------------------------------------- quoting
