@@ -14,7 +14,11 @@ Two jobs, in this order:
 
 Failing safe matters more than fidelity, so:
 
-- an opening tag with no matching closing tag hides everything after it;
+- an opening tag with no matching closing tag hides everything after it; across the
+  messages of a session (`apply(..., inside=..., carry=True)`, used by
+  `axiom.privacy.transcript`) a region still open at the end of one message goes on in
+  the next: everything up to its closing tag, whole messages included, is hidden, and a
+  region never closed hides the rest of the session;
 - a PEM ``BEGIN … PRIVATE KEY`` with no ``END`` hides everything after it;
 - a fence (a line starting with three or more backticks or tildes) counts as code only when
   it is closed: an unclosed fence could otherwise shield a private region;
@@ -47,6 +51,15 @@ def _mask(kind: str) -> str:
 
 
 @dataclass(frozen=True)
+class OpenRegion:
+    """A private region still open at the end of a text: its tag style (``angle``,
+    ``bracket``, ``comment``) and how many opening tags of that style are unclosed."""
+
+    style: str
+    depth: int = 1
+
+
+@dataclass(frozen=True)
 class FilterResult:
     """The filtered text and how many things of each kind were hidden.
 
@@ -55,10 +68,15 @@ class FilterResult:
     (``api_key``, ``aws_access_key``, ``github_token``, ``slack_token``, ``bearer_token``,
     ``private_key``, ``password``, ``secret``, ``token``, ``url_password``). Only non-zero
     counts are present.
+
+    With `carry=True`, a region still open at the end of the text is not counted yet: it
+    is returned as `open_region`, for the caller to pass on to the next text (the region
+    is counted once, where it closes, or by the caller when nothing ever closes it).
     """
 
     text: str
     counts: dict[str, int] = field(default_factory=dict)
+    open_region: OpenRegion | None = None
 
     @property
     def changed(self) -> bool:
@@ -356,22 +374,22 @@ class _Scanner:
             pos = end if end is not None else m.end()
         return None
 
-    def raw_close(self, style: str, pos: int) -> int | None:
-        """End of the tag closing a region opened just before `pos`, nesting counted.
+    def raw_close(self, style: str, pos: int, depth: int = 1) -> tuple[int | None, int]:
+        """End of the tag closing a region open at `pos` (`depth` tags deep), or None and
+        the depth still open at the end of the text.
 
         Inside a region everything is content, code included: only tags of the same
         style count (the marker spelling excepted), so a stray backtick in a private
         note cannot move the region's end.
         """
-        depth = 1
         for m in _STYLE_TAGS[style].finditer(self.text, pos):
             if m.group("open") is not None:
                 depth += m.group(0) != PRIVATE_MARKER
                 continue
             depth -= 1
             if depth == 0:
-                return m.end()
-        return None
+                return m.end(), 0
+        return None, depth
 
     def marker_close(self, pos: int) -> int | None:
         """End of a ``[/private]`` that closes a literal ``[PRIVATE]``, outside code."""
@@ -387,19 +405,32 @@ class _Scanner:
         return None
 
 
-def _remove_private(text: str, counts: dict[str, int]) -> str:
+def _remove_private(
+    text: str, counts: dict[str, int], inside: OpenRegion | None = None, carry: bool = False
+) -> tuple[str, OpenRegion | None]:
+    """The text without its private regions, and the region left open at its end (only
+    with `carry`; otherwise an unclosed region is counted here). `inside`: the text
+    starts inside that region, carried over from the text before."""
     scanner = _Scanner(text)
     out: list[str] = []
     copied = pos = 0
     marker_scan_failed = False  # a failed scan from one marker fails for the next one too
+    still_open: OpenRegion | None = None
 
-    def hide(start: int, end: int, key: str) -> None:
+    def hide(start: int, end: int, key: str | None) -> None:
         nonlocal copied
         out.append(text[copied:start])
         out.append(PRIVATE_MARKER)
         copied = end
-        counts[key] = counts.get(key, 0) + 1
+        if key is not None:
+            counts[key] = counts.get(key, 0) + 1
 
+    if inside is not None:
+        end, depth = scanner.raw_close(inside.style, 0, inside.depth)
+        if end is None:  # the whole text lies inside the region
+            return (PRIVATE_MARKER if text else text), OpenRegion(inside.style, depth)
+        hide(0, end, "private_tag")
+        pos = end
     while (m := scanner.next_tag(pos)) is not None:
         style, _, role = (m.lastgroup or "").partition("_")
         if role == "close":
@@ -416,7 +447,11 @@ def _remove_private(text: str, counts: dict[str, int]) -> str:
                 pos = m.end()
                 continue
         else:
-            end = scanner.raw_close(style, m.end())
+            end, depth = scanner.raw_close(style, m.end())
+            if end is None and carry:
+                hide(m.start(), len(text), None)  # counted where it closes, if it does
+                still_open = OpenRegion(style, depth)
+                break
         marker_scan_failed = False
         if end is None:
             hide(m.start(), len(text), "private_tag")
@@ -425,7 +460,7 @@ def _remove_private(text: str, counts: dict[str, int]) -> str:
         hide(m.start(), end, "private_tag")
         pos = end
     out.append(text[copied:])
-    return "".join(out)
+    return "".join(out), still_open
 
 
 class PrivacyFilter:
@@ -433,18 +468,28 @@ class PrivacyFilter:
 
     max_passes = 4
 
-    def apply(self, text: str) -> FilterResult:
+    def apply(
+        self, text: str, inside: OpenRegion | None = None, carry: bool = False
+    ) -> FilterResult:
         """Filters `text`; the result is stable: filtering it again changes nothing.
 
         Masking and region removal can, on rare inputs, expose each other's matches (a
         region that ended an assignment, a masked quote that held a backtick), so a text
         that changed is filtered again until it stops changing. Most texts need one pass,
         texts with something hidden two.
+
+        `inside`: the text starts inside this region (left open by the text before);
+        `carry`: a region left open at the end is returned in `open_region` instead of
+        being counted as unclosed (see `FilterResult`).
         """
         counts: dict[str, int] = {}
-        for _ in range(self.max_passes):
-            before = sum(counts.values())
-            text = _remove_private(_mask_secrets(text, counts), counts)
-            if sum(counts.values()) == before:
+        open_region: OpenRegion | None = None
+        for number in range(self.max_passes):
+            before = text
+            text, still_open = _remove_private(
+                _mask_secrets(text, counts), counts, inside if number == 0 else None, carry
+            )
+            open_region = still_open or open_region
+            if text == before:
                 break
-        return FilterResult(text=text, counts=counts)
+        return FilterResult(text=text, counts=counts, open_region=open_region)
