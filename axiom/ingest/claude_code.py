@@ -1,7 +1,8 @@
 """Parser for Claude Code transcripts (`~/.claude/projects/<project>/<session>.jsonl`).
 
 Each line is a JSON object. Lines of type `user` and `assistant` become messages; `summary`
-lines title the session; other line types (system notices, snapshots) are skipped. A line
+lines title a session (the one named by `sessionId`, else the one holding the message named
+by `leafUuid`, see `_loose_title`); other line types (system notices, snapshots) are skipped. A line
 that is not valid JSON is reported as `file:line: reason` and skipped. Bytes that are not
 valid UTF-8 are reported and decoded with U+FFFD replacements, so the line is kept; a
 byte-order mark before the first line is dropped.
@@ -191,12 +192,26 @@ def sidechain_session_id(parent_session_id: str, path: Path) -> str:
     return f"{parent_session_id}:{path.stem}"
 
 
+def _loose_title(
+    loose: list[tuple[str, object]], uuids: set[str], sessions_in_file: int
+) -> str | None:
+    """The title a summary line without sessionId gives a session: the last one whose
+    `leafUuid` is one of the session's messages (Claude Code also writes summaries of other,
+    earlier sessions at the top of a file; their leaf is not in it); a summary with no
+    `leafUuid` only when the file holds one session."""
+    by_leaf = [text for text, leaf in loose if isinstance(leaf, str) and leaf in uuids]
+    if by_leaf:
+        return by_leaf[-1]
+    unanchored = [text for text, leaf in loose if leaf is None]
+    return unanchored[0] if unanchored and sessions_in_file == 1 else None
+
+
 def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
     raw = path.read_bytes() if data is None else data
     result = ParsedFile()
     lines_by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
     summaries: dict[str, str] = {}
-    loose_summaries: list[str] = []
+    loose_summaries: list[tuple[str, object]] = []  # (summary, leafUuid) in file order
     for line_no, raw_line in enumerate(raw.splitlines(), start=1):
         if not raw_line.strip():
             continue
@@ -218,7 +233,7 @@ def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
                 if isinstance(sid, str) and sid:
                     summaries[sid] = str(obj["summary"])
                 else:
-                    loose_summaries.append(str(obj["summary"]))
+                    loose_summaries.append((str(obj["summary"]), obj.get("leafUuid")))
             continue
         if kind not in MESSAGE_TYPES:
             continue
@@ -250,7 +265,11 @@ def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
             result.issues += [InputIssue(str(path), obj["_line"], n) for n in dict.fromkeys(notes)]
         if not messages:
             continue
-        title = summaries.get(group_id) or (loose_summaries[0] if loose_summaries else None)
+        title = summaries.get(group_id) or _loose_title(
+            loose_summaries,
+            {o["uuid"] for o in objs if isinstance(o.get("uuid"), str)},
+            len(lines_by_session),
+        )
         if title is None:
             first_user = next((m.text for m in messages if m.role == "user" and m.text), "")
             title = first_user.strip().splitlines()[0][:120] if first_user.strip() else None

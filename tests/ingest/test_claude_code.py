@@ -94,3 +94,32 @@ def test_sessions_sharing_a_file_are_split_by_session_id(tmp_path: Path) -> None
         + _line(sessionId="s2", message={"role": "user", "content": "b"})
     )
     assert sorted(t.session_id for t in parse_claude_code(path).transcripts) == ["s1", "s2"]
+
+
+def test_a_summary_without_session_id_titles_the_session_holding_its_leaf(tmp_path: Path) -> None:
+    path = tmp_path / "two.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps({"type": "summary", "summary": "Earlier session", "leafUuid": "zz"}),
+                json.dumps({"type": "summary", "summary": "About B", "leafUuid": "b2"}),
+                _line(sessionId="A", uuid="a1", message={"role": "user", "content": "first A"}),
+                _line(sessionId="B", uuid="b1", message={"role": "user", "content": "first B"}),
+                _line(sessionId="B", uuid="b2", message={"role": "user", "content": "then B"}),
+            ]
+        )
+    )
+    titles = {t.session_id: t.title for t in parse_claude_code(path).transcripts}
+    # A's title comes from its own first line, not from a summary of another session.
+    assert titles == {"A": "first A", "B": "About B"}
+
+
+def test_a_summary_without_any_anchor_titles_a_file_of_one_session(tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(
+        json.dumps({"type": "summary", "summary": "The one"})
+        + "\n"
+        + _line(uuid="u1", message={"role": "user", "content": "hello"})
+    )
+    (t,) = parse_claude_code(path).transcripts
+    assert t.title == "The one"
