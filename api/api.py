@@ -15,6 +15,7 @@ from api.routers import entries, health, search, sessions, tasks
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound
 from axiom.retrieval.search import QueryError, SearchUnavailable
 from axiom.store.db import DatabaseMissing
+from axiom.tasks.commands import TaskCommandError, UnknownEntity
 
 api = NinjaAPI(title="Axiom", version="1", docs_url="/docs", docs=OfflineSwagger())
 
@@ -31,6 +32,8 @@ ERROR_STATUS: dict[type[Exception], int] = {
     DatabaseMissing: 503,
     QueryError: 422,
     SearchUnavailable: 503,
+    UnknownEntity: 404,  # before TaskCommandError: handlers are looked up along the MRO
+    TaskCommandError: 422,
 }
 
 

@@ -8,6 +8,7 @@ from ninja import Schema
 from pydantic import Field
 
 from api.schemas import UtcDatetime
+from axiom.tasks.commands import MAX_NOTE_CHARS
 
 TaskStatusName = Literal["pending", "in_progress", "blocked", "done", "cancelled"]
 
@@ -87,3 +88,8 @@ class ResolvedConditionOut(Schema):
     event_id: str | None
     resolved_at: UtcDatetime
     blocking: list[str]
+
+
+class ResolveConditionIn(Schema):
+    target_id: str = Field(min_length=1, max_length=200)
+    note: str = Field("", max_length=MAX_NOTE_CHARS)

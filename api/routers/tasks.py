@@ -1,4 +1,10 @@
-"""Tasks, blockers and resolved conditions (read-only), mounted at ``/api/v1/``."""
+"""Tasks, blockers and resolved conditions, mounted at ``/api/v1/``.
+
+All reads, plus one write: ``POST /conditions/{cond_id}/resolve`` records that a condition
+resolves to a task, artifact or other condition (`resolve_condition_in`, one
+`Database.write()` unit). Unknown ids are 404 and refused requests 422 (mapped in
+`api.api`).
+"""
 
 from __future__ import annotations
 
@@ -11,11 +17,13 @@ from api.errors import NotFound
 from api.schemas import ErrorOut
 from api.schemas_tasks import (
     BlockedTaskOut,
+    ResolveConditionIn,
     ResolvedConditionOut,
     TaskDetailOut,
     TaskListParams,
     TaskOut,
 )
+from axiom.tasks.commands import resolve_condition_in
 from axiom.tasks.queries import get_task, list_blocked_tasks, list_resolved_conditions, list_tasks
 from viewer.db import get_database
 
@@ -60,3 +68,19 @@ def resolved_conditions(request: HttpRequest) -> list[dict[str, Any]]:
     with get_database().read() as conn:
         found = list_resolved_conditions(conn)
     return [r.to_json() for r in found]
+
+
+@router.post(
+    "/conditions/{cond_id}/resolve",
+    response={200: ResolvedConditionOut, 404: ErrorOut, 422: ErrorOut},
+)
+def resolve_condition(
+    request: HttpRequest, cond_id: str, body: ResolveConditionIn
+) -> dict[str, Any]:
+    """Record that the condition is the same thing as `target_id` (a task, an artifact or
+    another condition); blocked tasks then show the target as their effective blocker.
+    The answer is the condition as it now resolves (`event_id`: the event just appended)."""
+    _, view = resolve_condition_in(
+        get_database(), cond_id, body.target_id, note=body.note, actor="api"
+    )
+    return view.to_json()

@@ -1,8 +1,15 @@
-"""Task subcommands of ``python -m axiom``: blocked, task show, tasks, conditions resolved.
+"""Task subcommands of ``python -m axiom``: blocked, task show, tasks, conditions resolved,
+conditions resolve.
 
-Every command reads through one `Database.read()` unit and accepts ``--json``. Exit codes:
-0 on success, 1 when the thing asked for does not exist (unknown task id), 2 for bad
-arguments (argparse).
+Every command accepts ``--json``. The reading ones read through one `Database.read()`
+unit; ``conditions resolve COND_ID TARGET_ID [--note TEXT]`` records that a condition is
+(from now on) the same thing as a task, artifact or other condition
+(``condition_resolved_to``, through `resolve_condition_in`: one `Database.write()` unit),
+after which ``blocked`` shows the target as the effective blocker. Exit codes: 0 on
+success, 1 when the thing asked for does not exist (unknown task, condition or target id)
+or the request is refused (a condition resolving to itself, a cycle, a note too long),
+2 for bad arguments (argparse). Errors are one line on stderr (and ``{"error": …}`` on
+stdout with ``--json``), never a traceback.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from typing import Any
 from axiom.config import AxiomConfig
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
+from axiom.tasks.commands import TaskCommandError, resolve_condition_in
 from axiom.tasks.queries import (
     BlockerView,
     get_task,
@@ -151,8 +159,40 @@ def cmd_conditions_resolved(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fail(message: str, as_json: bool) -> int:
+    if as_json:
+        _print_json({"error": message})
+    print(f"error: {message}", file=sys.stderr)
+    return 1
+
+
+def cmd_conditions_resolve(args: argparse.Namespace) -> int:
+    try:
+        _, view = resolve_condition_in(
+            _database(), args.condition_id, args.target_id, note=args.note, actor="cli"
+        )
+    except TaskCommandError as exc:
+        hint = (
+            " (see `python -m axiom blocked` and `task show`)"
+            if isinstance(exc, LookupError)
+            else ""
+        )
+        return _fail(f"{exc}{hint}", args.json)
+    if args.json:
+        _print_json(view.to_json())
+        return 0
+    print(
+        f"{view.condition_id} {view.condition_text!r} now resolves to"
+        f" {view.target_type or '?'} {view.target_id}: {view.target_title or '?'}"
+    )
+    if view.blocking:
+        print(f"    tasks it blocks: {', '.join(view.blocking)}")
+    return 0
+
+
 def register(subparsers: Any) -> None:
-    """Add ``blocked``, ``task show``, ``tasks`` and ``conditions resolved``."""
+    """Add ``blocked``, ``task show``, ``tasks``, ``conditions resolved`` and
+    ``conditions resolve``."""
     p = subparsers.add_parser("blocked", help="blocked tasks with their effective blockers")
     p.add_argument("--project", default=None, help="only this (normalized) project")
     p.add_argument("--json", action="store_true")
@@ -177,3 +217,14 @@ def register(subparsers: Any) -> None:
     resolved = cond_sub.add_parser("resolved", help="conditions that resolve to another entity")
     resolved.add_argument("--json", action="store_true")
     resolved.set_defaults(func=cmd_conditions_resolved)
+    resolve = cond_sub.add_parser(
+        "resolve",
+        help="record that a condition is the same thing as a task, artifact or condition",
+    )
+    resolve.add_argument("condition_id", help="the condition (cnd_…)")
+    resolve.add_argument(
+        "target_id", help="what it resolves to: a task (tsk_…), artifact or condition id"
+    )
+    resolve.add_argument("--note", default="", help="why (kept as the event's reason)")
+    resolve.add_argument("--json", action="store_true")
+    resolve.set_defaults(func=cmd_conditions_resolve)

@@ -2,25 +2,48 @@
 
 Each validates against the task projection, appends its event(s) with a dedupe key and
 advances `TaskProjector`, like `TaskResolver` does. Invalid requests raise
-`TaskCommandError` (a ValueError) and append nothing.
+`TaskCommandError` (a ValueError) and append nothing; an id that names nothing raises its
+subclass `UnknownEntity` (also a LookupError), so interfaces can tell "not found" from
+"not allowed".
+
+`resolve_condition_in` is the entry point for people (CLI ``conditions resolve``, API
+``POST /api/v1/conditions/{id}/resolve``): it opens one `Database.write()` unit, records
+the resolution and returns the resolved-condition view read in that same transaction.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import duckdb
 
+from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector
 from axiom.tasks.events import CONDITION_RESOLVED_TO, digest
 from axiom.tasks.projector import RESOLVES_TO, TaskProjector
+from axiom.tasks.queries import ResolvedCondition, list_resolved_conditions
 from axiom.tasks.resolver import load_task_state
 from axiom.tasks.state import decide_title
 
-__all__ = ["TaskCommandError", "rename_task", "resolve_condition"]
+__all__ = [
+    "MAX_NOTE_CHARS",
+    "TaskCommandError",
+    "UnknownEntity",
+    "rename_task",
+    "resolve_condition",
+    "resolve_condition_in",
+]
+
+MAX_NOTE_CHARS = 2000
 
 
 class TaskCommandError(ValueError):
     """A task command that cannot be carried out (unknown id, cycle, …)."""
+
+
+class UnknownEntity(TaskCommandError, LookupError):
+    """An id that names no entity of the kind asked for."""
 
 
 def _entity_type(conn: duckdb.DuckDBPyConnection, entity_id: str) -> str | None:
@@ -46,10 +69,10 @@ def resolve_condition(
     """
     run_projector(conn, TaskProjector())
     if _entity_type(conn, condition_id) != "condition":
-        raise TaskCommandError(f"unknown condition {condition_id!r}")
+        raise UnknownEntity(f"unknown condition {condition_id!r}")
     target_type = _entity_type(conn, target_id)
     if target_type is None:
-        raise TaskCommandError(f"unknown entity {target_id!r}")
+        raise UnknownEntity(f"unknown entity {target_id!r}")
     if target_id == condition_id:
         raise TaskCommandError("a condition cannot resolve to itself")
     reachable = conn.execute(
@@ -84,6 +107,36 @@ def resolve_condition(
     )
     run_projector(conn, TaskProjector())
     return result.event
+
+
+def resolve_condition_in(
+    db: Database,
+    condition_id: Any,
+    target_id: Any,
+    *,
+    note: Any = "",
+    actor: str = "user",
+) -> tuple[StoredEvent, ResolvedCondition]:
+    """`resolve_condition` for a person, in one `Database.write()` unit.
+
+    Ids are taken whole (surrounding whitespace ignored); `note` (at most
+    `MAX_NOTE_CHARS`) becomes the event's ``reason``. Returns the appended event and the
+    condition's resolved view. Raises `UnknownEntity` / `TaskCommandError`.
+    """
+    if not isinstance(condition_id, str) or not condition_id.strip():
+        raise TaskCommandError("a condition id is required")
+    if not isinstance(target_id, str) or not target_id.strip():
+        raise TaskCommandError("a target id (task, condition or artifact) is required")
+    note = "" if note is None else note
+    if not isinstance(note, str):
+        raise TaskCommandError("note must be text")
+    if len(note) > MAX_NOTE_CHARS:
+        raise TaskCommandError(f"note is longer than {MAX_NOTE_CHARS} characters")
+    condition_id, target_id = condition_id.strip(), target_id.strip()
+    with db.write() as conn:
+        event = resolve_condition(conn, condition_id, target_id, reason=note.strip(), actor=actor)
+        (view,) = list_resolved_conditions(conn, condition_id=condition_id)
+    return event, view
 
 
 def rename_task(

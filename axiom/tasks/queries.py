@@ -438,15 +438,20 @@ def get_task(conn: duckdb.DuckDBPyConnection, task_ref: str) -> TaskDetail | Non
     )
 
 
-def list_resolved_conditions(conn: duckdb.DuckDBPyConnection) -> list[ResolvedCondition]:
-    """Conditions that resolve to another entity, newest first."""
+def list_resolved_conditions(
+    conn: duckdb.DuckDBPyConnection, condition_id: str | None = None
+) -> list[ResolvedCondition]:
+    """Conditions that resolve to another entity, newest first (only `condition_id`'s,
+    when given)."""
     rows = conn.execute(
         "SELECT r.condition_id, r.condition_text, r.target_id, r.target_type, r.target_title,"
         " r.reason, r.event_id, r.resolved_at,"
         " list(b.src_id ORDER BY b.src_id) FILTER (WHERE b.src_id IS NOT NULL)"
         " FROM v_resolved_conditions r"
         " LEFT JOIN edges b ON b.dst_id = r.condition_id AND b.rel_type = 'blocked_by'"
-        " GROUP BY ALL ORDER BY r.resolved_at DESC, r.condition_id"
+        " WHERE ? IS NULL OR r.condition_id = ?"
+        " GROUP BY ALL ORDER BY r.resolved_at DESC, r.condition_id",
+        [condition_id, condition_id],
     ).fetchall()
     return [
         ResolvedCondition(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.claude_code import parse_claude_code
 from axiom.store.db import Database
+from axiom.store.migrate import migrate
 from axiom.tasks.canonical import entity_id_for, task_key
 from axiom.tasks.cli import register
 from axiom.tasks.commands import resolve_condition
@@ -159,3 +162,124 @@ def test_the_axiom_cli_has_the_task_commands() -> None:
     assert parser.parse_args(["task", "show", "tsk_1"]).task_id == "tsk_1"
     assert parser.parse_args(["tasks", "--status", "blocked"]).status == "blocked"
     assert parser.parse_args(["conditions", "resolved"]).func.__name__ == "cmd_conditions_resolved"
+    resolve = parser.parse_args(["conditions", "resolve", "cnd_1", "tsk_2", "--note", "n"])
+    assert (resolve.condition_id, resolve.target_id, resolve.note) == ("cnd_1", "tsk_2", "n")
+
+
+def _korean_condition(db: Database) -> str:
+    with db.read() as conn:
+        return conn.execute(
+            "SELECT entity_id FROM entities WHERE entity_type = 'condition' AND title = ?",
+            ["레지스트리 인증서 교체"],
+        ).fetchone()[0]
+
+
+def _events(db: Database, event_type: str) -> int:
+    with db.read() as conn:
+        return conn.execute(
+            "SELECT count(*) FROM events WHERE event_type = ?", [event_type]
+        ).fetchone()[0]
+
+
+def test_conditions_resolve_records_the_resolution_and_blocked_shows_the_target(
+    db, sample, capsys
+) -> None:
+    condition = _korean_condition(db)
+    target = entity_id_for(task_key(sample, "Publish the package to the internal index"))
+    korean_task = entity_id_for(task_key(sample, "배포"))
+
+    code, out, err = run(
+        capsys,
+        "conditions",
+        "resolve",
+        condition,
+        target,
+        "--note",
+        "인증서 교체 = 배포 작업",
+        "--json",
+    )
+
+    assert code == 0, err
+    row = json.loads(out)
+    assert (row["condition_id"], row["target_id"], row["target_type"]) == (
+        condition,
+        target,
+        "task",
+    )
+    assert row["reason"] == "인증서 교체 = 배포 작업"
+    assert row["blocking"] == [korean_task]
+    with db.read() as conn:
+        (payload,) = conn.execute(
+            "SELECT payload_json FROM events WHERE event_id = ?", [row["event_id"]]
+        ).fetchone()
+    assert json.loads(payload)["target_id"] == target
+
+    code, out, _ = run(capsys, "blocked", "--json")
+    [korean] = [t for t in json.loads(out) if t["task_id"] == korean_task]
+    [effective] = korean["blockers"]
+    assert (effective["entity_id"], effective["kind"]) == (target, "task")
+    assert effective["via_resolution"] and effective["declared_id"] == condition
+
+    code, out, _ = run(capsys, "conditions", "resolve", condition, target)
+    assert code == 0 and f"now resolves to task {target}" in out
+    assert _events(db, "condition_resolved_to") == 2  # an explicit repeat is its own event
+
+
+@pytest.mark.parametrize(
+    ("which", "message"),
+    [
+        ("condition", "unknown condition 'cnd_000000000000'"),
+        ("target", "unknown entity 'tsk_000000000000'"),
+        ("task as condition", "unknown condition"),
+        ("itself", "cannot resolve to itself"),
+    ],
+)
+def test_conditions_resolve_refuses_bad_ids_with_a_clear_error(
+    db, sample, capsys, which: str, message: str
+) -> None:
+    condition = _korean_condition(db)
+    task = entity_id_for(task_key(sample, "배포"))
+    condition_arg, target_arg = {
+        "condition": ("cnd_000000000000", task),
+        "target": (condition, "tsk_000000000000"),
+        "task as condition": (task, condition),
+        "itself": (condition, condition),
+    }[which]
+
+    code, out, err = run(capsys, "conditions", "resolve", condition_arg, target_arg)
+    assert code == 1
+    assert message in err and "Traceback" not in err and out == ""
+    code, out, err = run(capsys, "conditions", "resolve", condition_arg, target_arg, "--json")
+    assert code == 1 and message in json.loads(out)["error"]
+    assert _events(db, "condition_resolved_to") == 0
+
+
+def test_conditions_resolve_through_the_real_cli_process(
+    tmp_path: Path, sample_session: Path
+) -> None:
+    data = tmp_path / "cli"
+    data.mkdir()
+    db = Database(data / "axiom.duckdb")
+    migrate(db)
+    project, _ = process_sample(db, sample_session)
+    condition = _korean_condition(db)
+    target = entity_id_for(task_key(project, "Publish the package to the internal index"))
+    root = Path(__file__).resolve().parents[2]
+    env = {"AXIOM_DATA_DIR": str(data), "PATH": "/usr/bin:/bin"}
+
+    def axiom(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "axiom", *args],
+            cwd=root, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    bad = axiom("conditions", "resolve", "cnd_nope", target)
+    assert bad.returncode == 1
+    assert bad.stderr.strip() == (
+        "error: unknown condition 'cnd_nope' (see `python -m axiom blocked` and `task show`)"
+    )
+    good = axiom("conditions", "resolve", condition, target, "--note", "same work")
+    assert good.returncode == 0, good.stderr
+    blocked = axiom("blocked")
+    korean = next(b for b in blocked.stdout.split("\ntsk_") if "배포" in b)
+    assert "Publish the package to the internal index" in korean and "via condition" in korean

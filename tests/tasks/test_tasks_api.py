@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.test import Client
 from ninja import NinjaAPI
 from ninja.testing import TestClient
 
@@ -101,3 +103,103 @@ def test_resolved_conditions(client, db: Database) -> None:
         cond = next(e for e in notes_blocker if e.event_type == "condition_declared").payload
         resolve_condition(conn, cond["condition_id"], tid("Ship the release"), reason="test")
     assert len(client.get("/v1/conditions/resolved").json()) == 2
+
+
+# --------------------------------------------------------------------------- resolve (write)
+
+
+@pytest.fixture
+def web(site: Database) -> Client:
+    """The whole site (`api.api`, with its error mapping) over this test's database."""
+    with site.write() as conn:
+        TaskResolver(conn, PROJECT).resolve(
+            [
+                TaskMention("w1", "s1", "Deploy the API", "blocked", blocked_by=("waiting on the DNS change",), evidence_aligned=True),
+                TaskMention("w2", "s1", "Move DNS to the new provider", "in_progress", evidence_aligned=True),
+            ]
+        )  # fmt: skip
+    return Client()
+
+
+def _condition(db: Database, text: str) -> str:
+    with db.read() as conn:
+        return conn.execute(
+            "SELECT entity_id FROM entities WHERE entity_type = 'condition' AND title = ?", [text]
+        ).fetchone()[0]
+
+
+def _resolve(web: Client, cond: str, body: object):  # type: ignore[no-untyped-def]
+    return web.post(
+        f"/api/v1/conditions/{cond}/resolve", json.dumps(body), content_type="application/json"
+    )
+
+
+def test_resolving_a_condition_through_the_api_expands_the_blocker(web: Client, site) -> None:
+    cond = _condition(site, "the DNS change")
+    dns = tid("Move DNS to the new provider")
+
+    response = _resolve(web, cond, {"target_id": dns, "note": "the DNS change is that task"})
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["condition_id"], body["target_id"], body["target_type"]) == (cond, dns, "task")
+    assert body["reason"] == "the DNS change is that task"
+    assert body["blocking"] == [tid("Deploy the API")] and body["event_id"]
+    with site.read() as conn:
+        actor = conn.execute(
+            "SELECT actor FROM events WHERE event_id = ?", [body["event_id"]]
+        ).fetchone()[0]
+    assert actor == "api"
+    [blocked] = web.get("/api/v1/tasks/blocked").json()
+    [effective] = blocked["blockers"]
+    assert (effective["entity_id"], effective["via_resolution"], effective["declared_id"]) == (
+        dns,
+        True,
+        cond,
+    )
+
+
+@pytest.mark.parametrize(
+    ("cond", "body", "status", "detail"),
+    [
+        ("cnd_000000000000", {"target_id": "TASK"}, 404, "unknown condition 'cnd_000000000000'"),
+        ("COND", {"target_id": "tsk_000000000000"}, 404, "unknown entity 'tsk_000000000000'"),
+        ("COND", {"target_id": "COND"}, 422, "a condition cannot resolve to itself"),
+        ("COND", {}, 422, None),  # no target_id
+        ("COND", {"target_id": 7}, 422, None),
+        ("COND", {"target_id": ""}, 422, None),
+        ("COND", {"target_id": "TASK", "note": "x" * 2001}, 422, None),
+        ("COND", ["not", "an", "object"], 422, None),
+    ],
+)
+def test_bad_resolutions_are_4xx_and_write_nothing(  # type: ignore[no-untyped-def]
+    web: Client, site, cond: str, body, status: int, detail: str | None
+) -> None:
+    ids = {"COND": _condition(site, "the DNS change"), "TASK": tid("Move DNS to the new provider")}
+    cond = ids.get(cond, cond)
+    if isinstance(body, dict):
+        body = {k: ids.get(v, v) if isinstance(v, str) else v for k, v in body.items()}
+
+    response = _resolve(web, cond, body)
+
+    assert response.status_code == status, response.content
+    if detail is not None:
+        assert response.json() == {"detail": detail}
+    with site.read() as conn:
+        count = conn.execute(
+            "SELECT count(*) FROM events WHERE event_type = 'condition_resolved_to'"
+        ).fetchone()[0]
+    assert count == 0
+
+
+def test_a_resolution_cycle_is_refused(web: Client, site) -> None:
+    cond = _condition(site, "the DNS change")
+    with site.write() as conn:
+        events = TaskResolver(conn, PROJECT).resolve(
+            [TaskMention("w3", "s2", "Cut over", "blocked", blocked_by=("registrar approval",), evidence_aligned=True)]
+        )  # fmt: skip
+    other = next(e for e in events if e.event_type == "condition_declared").payload["condition_id"]
+    assert _resolve(web, cond, {"target_id": other}).status_code == 200
+    response = _resolve(web, other, {"target_id": cond})
+    assert response.status_code == 422
+    assert "cycle" in response.json()["detail"]
