@@ -2,13 +2,19 @@
 
 Each file is applied once, inside the same transaction as the row recording it, so a
 crash mid-way leaves no half-applied migration behind.
+
+Every command migrates first, so `migrate` looks with a read (shared lock, read-only
+connection) before it writes: when the schema is current, which is nearly always, a
+command that only reads (`stats`, listings) never takes the write lock.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from axiom.store.db import Database
+import duckdb
+
+from axiom.store.db import Database, DatabaseMissing
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations_duckdb"
 
@@ -17,8 +23,23 @@ def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
     return sorted(p for p in directory.glob("[0-9][0-9][0-9][0-9]_*.sql"))
 
 
+def pending_migrations(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
+    """Names of the migrations not yet applied, read without the write lock (all of them
+    when the database does not exist yet)."""
+    names = [p.name for p in migration_files(directory)]
+    try:
+        with db.read() as conn:
+            done = {r[0] for r in conn.execute("SELECT name FROM schema_migrations").fetchall()}
+    except (DatabaseMissing, duckdb.CatalogException):
+        return names
+    return [name for name in names if name not in done]
+
+
 def migrate(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
-    """Apply pending migrations; return the names applied (empty when up to date)."""
+    """Apply pending migrations; return the names applied (empty when up to date, found
+    with a read: no write lock is taken then)."""
+    if not pending_migrations(db, directory):
+        return []
     applied: list[str] = []
     with db.write() as conn:
         conn.execute(

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+import pytest
+
+from axiom.cli import main
 from axiom.store.db import Database
-from axiom.store.migrate import MIGRATIONS_DIR, migrate, migration_files
+from axiom.store.migrate import MIGRATIONS_DIR, migrate, migration_files, pending_migrations
 
 SEED_TABLES = {
     "events",
@@ -58,3 +62,36 @@ def test_json_columns_are_json(tmp_path: Path) -> None:
     types = {(t, c): d for t, c, d in _schema(db)}
     assert types[("events", "payload_json")] == "JSON"
     assert types[("entries", "evidence_json")] == "JSON"
+
+
+def test_a_current_schema_is_checked_without_the_write_lock(
+    db: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`stats` (which migrates first) runs while another reader holds the shared lock, so
+    it never asked for the exclusive one, and it leaves the file untouched."""
+    mtime = db.path.stat().st_mtime_ns
+    results: list[int] = []
+    with db.read():  # a reader in progress: a writer would wait for it
+        worker = threading.Thread(target=lambda: results.append(main(["stats", "--json"])))
+        worker.start()
+        worker.join(timeout=30)
+        finished = not worker.is_alive()
+    worker.join()
+    assert finished and results == [0]
+    assert '"events": 0' in capsys.readouterr().out
+    assert db.path.stat().st_mtime_ns == mtime
+    assert pending_migrations(db) == []
+
+
+def test_a_new_migration_is_seen_and_applied(tmp_path: Path) -> None:
+    db = Database(tmp_path / "a.duckdb")
+    assert pending_migrations(db) == [p.name for p in migration_files()]
+    migrate(db)
+    directory = tmp_path / "migrations"
+    directory.mkdir()
+    for path in migration_files():
+        (directory / path.name).write_text(path.read_text())
+    (directory / "9999_extra.sql").write_text("CREATE TABLE extra (x INTEGER);")
+    assert pending_migrations(db, directory) == ["9999_extra.sql"]
+    assert migrate(db, directory) == ["9999_extra.sql"]
+    assert pending_migrations(db, directory) == []
