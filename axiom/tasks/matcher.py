@@ -21,8 +21,26 @@ Three methods, tried together and merged per task (best score wins):
    SDK" is a strict match for "Upgrade the payment SDK" while "Fix logout redirect bug"
    is only a suggestion for "Fix login redirect bug" (0.89). Only ASCII words are
    stripped; Korean and other scripts are compared as normalized.
-3. **vector** — an optional hook ``(project, text, k) -> [(task_id, cosine)]`` (None until
-   the vector writer keeps task-title vectors); base weight 0.97 × cosine.
+3. **vector** — an optional hook ``(project, text, k) -> [(task_id, cosine)]``; base
+   weight 0.97 × cosine. **Not wired in production**: the pipeline builds `TaskResolver`
+   (and so this matcher) without one, so task matching is exact + full-text only. What
+   exists: the hook itself (tested with a hand-made function), and task-title rows in
+   LanceDB (kind ``task``, id ``task:<task_id>``, written by the outbox writer after the
+   task is projected). Why it is not wired:
+
+   * Strictness. Measured with the default embedder (multilingual-e5-small), cosines
+     between different tasks are as high as between rewordings of one: "Fix login
+     redirect bug" / "Fix logout redirect bug" 0.983 as passages (0.935 query→passage),
+     "Enable cache" / "Disable cache" 0.948, "로그인 버그 수정" / "로그아웃 버그 수정"
+     0.977, against 0.980 for "Fix (the) login redirect bug". At 0.97 × cosine the first
+     pair would be a strict match (0.953 ≥ 0.92) and merge two tasks. Before wiring, the
+     vector score needs its own calibration (or may only ever suggest, never decide).
+   * Locking. The hook runs inside the pipeline's DuckDB write transaction, where no
+     model may be called (README). Wiring it means embedding the session's task titles
+     and blocker texts, and querying LanceDB, before that transaction opens, then
+     passing a hook that only looks the precomputed neighbours up.
+   * Coverage. LanceDB holds a task only once the outbox has drained it, so tasks of
+     the same import run are not there yet.
 
 Score of a candidate::
 
