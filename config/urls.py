@@ -1,5 +1,6 @@
-from api.api import api
 from django.urls import include, path
+
+from api.api import api
 
 urlpatterns = [
     path("api/", api.urls),
