@@ -18,11 +18,16 @@ an extractor. Three steps, the first that succeeds wins:
    has the quote's length, so the ends are refined: each end is shifted a few characters
    either way, word boundaries are tried, and the best `fuzz.ratio` wins. `similarity` is
    that ratio in [0, 1]; at or above `fuzzy_threshold` the confidence is scaled into
-   0.85–0.95, below it the result fails with ``below_threshold`` (best similarity kept).
+   0.85–0.95. Below it the result fails, with the best similarity kept: ``below_threshold``
+   when that passage is a near miss (similarity ≥ `NEAR_MISS`, 0.6: the quote is there,
+   misquoted), else ``not_found`` (any quote shares some letters with a long message; that
+   is not finding it). A quote shorter than `FUZZY_MIN_CHARS` (10) normalized characters
+   is not matched fuzzily at all: one changed letter in "the cat" gives "the car" at
+   0.86, so a short quote must be there exactly or normalized, else ``not_found``.
 
 Failures never raise: ``empty_quote`` (empty or whitespace-only or invisible-only quote),
 ``message_index_out_of_range`` (negative, too large, or not an int), ``not_found`` (nothing
-in common), ``below_threshold``.
+like the quote), ``below_threshold`` (a near miss).
 
 **Offsets** (`span_start`, `span_end`) are Python ``str`` indices — Unicode code points —
 into the message text exactly as stored (CRLF kept, nothing normalized), so
@@ -56,6 +61,8 @@ CONFIDENCE_NORMALIZED = 0.97
 CONFIDENCE_FUZZY_MIN = 0.85
 CONFIDENCE_FUZZY_MAX = 0.95
 MAX_ALTERNATIVES = 1000  # counting stops here; a quote found 1000 times is ambiguous enough
+NEAR_MISS = 0.6  # a failed fuzzy match at least this similar is `below_threshold`
+FUZZY_MIN_CHARS = 10  # shorter quotes (normalized) must match exactly or normalized
 
 
 def quote_hash(quote: str) -> str:
@@ -400,6 +407,8 @@ class EvidenceAligner:
         hay = norm.text
         if not hay:
             return _failed(base, "not_found", similarity=0.0)
+        if len(needle) < FUZZY_MIN_CHARS:
+            return _failed(base, "not_found")
         if len(needle) <= len(hay):
             hit = fuzz.partial_ratio_alignment(needle, hay)
             if hit is None or hit.score <= 0:
@@ -418,7 +427,8 @@ class EvidenceAligner:
         else:
             similarity = round(fuzz.ratio(needle, normalize(message[s:e])) / 100.0, 4)
         if similarity < self.fuzzy_threshold:
-            return _failed(base, "below_threshold", similarity=similarity)
+            reason: FailureReason = "below_threshold" if similarity >= NEAR_MISS else "not_found"
+            return _failed(base, reason, similarity=similarity)
         threshold = self.fuzzy_threshold
         scale = 1.0 if threshold >= 1.0 else (similarity - threshold) / (1.0 - threshold)
         confidence = CONFIDENCE_FUZZY_MIN + (CONFIDENCE_FUZZY_MAX - CONFIDENCE_FUZZY_MIN) * scale

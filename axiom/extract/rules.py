@@ -23,9 +23,10 @@ shorter than 20 characters is widened with its neighbours; when the whole visibl
 a message is shorter than 20 characters the quote is that whole part. A sentence longer
 than 200 characters is cut to a 200-character window around the matched words, at word
 boundaries. TodoWrite items are the exception: their evidence quotes the todo's text as
-written, whatever its length (see `_Run._todo`). `[PRIVATE]` markers (and any
-`<private>...</private>` the privacy filter may have missed) split the text into
-segments; no quote crosses or contains them. Prose rules ignore fenced code blocks; the
+written, whatever its length, from the TodoWrite list in the message text (see
+`_Run._todo`); prose, error and reference rules do not read that list. `[PRIVATE]`
+markers (and any `<private>...</private>` the privacy filter may have missed) split the
+text into segments; no quote crosses or contains them. Prose rules ignore fenced code blocks; the
 error rule reads them (tracebacks live there).
 
 Cost. Reading is linear in the text. Sentences over 2,000 characters (minified code,
@@ -67,7 +68,9 @@ from axiom.extract.types import (
 )
 from axiom.ingest.transcript import Message, Transcript
 
-RULESET_VERSION = "axiom.extract.rules/2"  # 2: TodoWrite problems kept as task_problems
+RULESET_VERSION = "axiom.extract.rules/3"
+# 2: TodoWrite problems kept as task_problems; 3: TodoWrite items quoted from the list
+# the Claude Code parser writes into the message text, which prose rules skip
 """Bump whenever a rule changes: its hash is the `prompt_hash` recorded with every build."""
 
 RULES_PROMPT_HASH = hashlib.sha256(RULESET_VERSION.encode("utf-8")).hexdigest()
@@ -85,6 +88,8 @@ _RANK: dict[str, int] = {"error": 0, "decision": 1, "task_note": 2, "fact": 3, "
 # --------------------------------------------------------------------------- text layout
 
 _PRIVATE = re.compile(r"\[PRIVATE\]|<private>.*?(?:</private>|\Z)", re.I | re.S)
+# A TodoWrite list as `axiom.ingest.claude_code.todo_text` writes it into the message text.
+_TODO_BLOCK = re.compile(r"^TodoWrite:(?:\n- \[[^\]\n]*\] [^\n]*)+", re.M)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
 _LINE = re.compile(r"[^\n]+")
 _LIST_MARKER = re.compile(r"(?:[-*+•>]|\d{1,3}[.)]|#{1,6})[ \t]+")
@@ -120,10 +125,14 @@ class _View:
         text = message.text or ""
         self.text = text
         self.segments: list[tuple[int, int]] = []
+        self.todo_blocks: list[tuple[int, int]] = []  # TodoWrite lists: quoted, not read
+        if any(c.name == "TodoWrite" for c in message.tool_calls):
+            self.todo_blocks = [(m.start(), m.end()) for m in _TODO_BLOCK.finditer(text)]
         cursor = 0
-        for m in _PRIVATE.finditer(text):
-            self._add_segment(cursor, m.start())
-            cursor = m.end()
+        cuts = [(m.start(), m.end()) for m in _PRIVATE.finditer(text)]
+        for start, end in sorted(cuts + self.todo_blocks):
+            self._add_segment(cursor, start)
+            cursor = max(cursor, end)
         self._add_segment(cursor, len(text))
         self.code = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
         self._code_starts = [s for s, _ in self.code]
@@ -815,15 +824,15 @@ class _Run:
         TodoWrite resends the whole list on every call, so an item is reported only the
         first time it appears and whenever its status or priority changes.
 
-        Evidence: the todo's text is looked for verbatim in the messages since this item's
-        previous report, nearest first, starting with the tool call's own message (Claude
-        Code keeps tool input out of the message text, so it is often absent there). If no
-        message contains it, the evidence still quotes the todo's text at the tool call's
-        message: the aligner will then report it as not found, which is the honest outcome
-        (the claim rests on tool input, not on visible text), and the entry cannot graduate
-        on that evidence alone. Searching only since the previous report also keeps ids of
-        successive reports distinct, since each report's first evidence is a different
-        message.
+        Evidence: the todo's text is looked for verbatim first in the TodoWrite list the
+        Claude Code parser writes into the tool call's own message text (`todo_text`), then
+        in the messages since this item's previous report, nearest first. If no text
+        contains it (a transcript whose parser does not write the list, or text the privacy
+        filter changed), the evidence still quotes the todo's text at the tool call's
+        message: the aligner will then report it as `not_found`, which is the honest
+        outcome, and the entry cannot graduate on that evidence alone. Searching only since
+        the previous report also keeps ids of successive reports distinct, since each
+        report's first evidence is a different message.
         """
         if not isinstance(item, dict):
             self.errors.append(f"{where}: not an object; skipped")
@@ -891,7 +900,7 @@ class _Run:
     def _todo_evidence(self, position: int, since: int, content: str) -> ExtractedEvidence:
         for back in range(position, since - 1, -1):
             view = self.views[back]
-            for s, e in view.segments:
+            for s, e in [*(view.todo_blocks if back == position else ()), *view.segments]:
                 found = view.text.find(content, s, e)
                 if found != -1:
                     if len(content) <= MAX_QUOTE:

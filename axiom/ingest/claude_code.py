@@ -15,6 +15,9 @@ is kept as text, other non-blocks are skipped; a timestamp that is not ISO text 
 text or are dropped; NaN/Infinity, lone surrogates and huge integers are handled as in
 `axiom.ingest.sanitize`.
 
+Message text is the message's text blocks joined by a blank line; a `TodoWrite` tool call
+adds its list at the call's place (`todo_text`), so the plan can be read and cited.
+
 Sub-agent transcripts. Current Claude Code writes each sub-agent (Task tool) conversation
 to its own `agent-<id>.jsonl` next to the main session file, and its lines carry the
 PARENT's `sessionId` (with `isSidechain: true`). Every `session_ingested` event describes a
@@ -87,6 +90,25 @@ def _block_text(content: Any, what: str, notes: list[str]) -> str:
     return _as_text(content, what, notes)
 
 
+def todo_text(tool_input: dict[str, Any]) -> str | None:
+    """A TodoWrite call as message text: ``TodoWrite:`` then ``- [status] content`` per item.
+
+    The list is what the agent planned, said through a tool call; written into the text at
+    the call's place, it is shown with the message and its items can be cited like any
+    other text (`axiom.extract.rules` quotes them from here). Items without string content
+    are left out; the call itself stays in `tool_calls` unchanged.
+    """
+    todos = tool_input.get("todos")
+    if not isinstance(todos, list):
+        return None
+    lines = []
+    for item in todos:
+        if isinstance(item, dict) and isinstance(item.get("content"), str):
+            status = item.get("status")
+            lines.append(f"- [{status if isinstance(status, str) else '?'}] {item['content']}")
+    return "TodoWrite:\n" + "\n".join(lines) if lines else None
+
+
 def _parse_content(
     content: Any, notes: list[str]
 ) -> tuple[str, list[ToolCall], dict[str, Any], bool]:
@@ -122,6 +144,8 @@ def _parse_content(
                     input=raw_input if isinstance(raw_input, dict) else {"value": raw_input},
                 )
             )
+            if calls[-1].name == "TodoWrite" and (todo := todo_text(calls[-1].input)):
+                texts.append(todo)
         elif kind == "tool_result":
             results.append(
                 {

@@ -114,9 +114,25 @@ def test_no_messages_at_all() -> None:
 
 
 def test_not_found_when_nothing_in_common() -> None:
-    result = align(["abc def"], 0, "xyz")
+    result = align(["abc def"], 0, "xyzuvwqrsmn")
     assert result.failure_reason == "not_found"
     assert result.similarity == 0.0
+
+
+def test_a_quote_that_only_shares_letters_is_not_found_not_below_threshold() -> None:
+    text = ["We decided to ship on Friday."]
+    for quote in ("words that are nowhere in the text", "nowhere at all"):
+        result = align(text, 0, quote)
+        assert result.failure_reason == "not_found"
+        assert result.similarity is not None and result.similarity < 0.6
+
+
+def test_a_short_quote_must_be_there_exactly_or_normalized() -> None:
+    text = ["the car is red"]
+    assert align(text, 0, "the cat").failure_reason == "not_found"  # 0.86 if fuzzy
+    assert align(text, 0, "THE  CAR").method == "normalized"
+    assert align(text, 0, "the car").method == "exact"
+    assert align(["We will ship on Friday."], 0, "ship on Fridya").method == "fuzzy"
 
 
 def test_not_found_in_an_empty_message() -> None:
@@ -146,7 +162,7 @@ def test_bad_input_never_raises() -> None:
         "message_index_out_of_range",
         "empty_quote",
         "empty_quote",
-        "below_threshold",
+        "not_found",
     ]
     assert ALIGNER.align([None], EvidenceQuote(0, "x")).failure_reason == "not_found"  # type: ignore[list-item]
 
@@ -210,11 +226,12 @@ def test_nfkc_changes_lengths_and_the_span_still_covers_the_original() -> None:
 def test_a_match_may_not_end_inside_an_expansion() -> None:
     # "stras" is inside normalize("Straße") = "strasse" but ends in the middle of ß's
     # "ss": not a normalized match. Fuzzy takes the whole ß and scores what it returns.
-    messages = ["Straße"]
-    result = align(messages, 0, "STRAS")
+    # (A quote this long: shorter ones are never matched fuzzily.)
+    messages = ["Die Straße ist lang"]
+    result = align(messages, 0, "DIE STRAS IST")
     assert result.method == "fuzzy"
-    assert span_text(messages, result) == "Straß"
-    assert result.similarity == pytest.approx(10 / 11, abs=1e-4)
+    assert span_text(messages, result) == "Die Straße ist"
+    assert result.similarity == pytest.approx(26 / 28, abs=1e-4)
 
 
 def test_decomposed_hangul_aligns_with_composed_quote() -> None:

@@ -59,7 +59,10 @@ def test_the_sample_session_yields_entries_with_exact_spans(
         }
     assert builds == [("success", "rules:rules-v1")]
     assert {"extract", "align", "validate", "materialize"} <= stages
-    assert {"verified", "raw"} <= {e.stage for e in entries}
+    assert {e.stage for e in entries} == {"verified"}
+    todos = [e for e in entries if e.task and e.task["source"] == "todowrite"]
+    assert len(todos) >= 3  # quoted from the TodoWrite list written into the message text
+    assert all(e.evidence[0]["method"] == "exact" for e in todos)
     exact = [ev for e in entries for ev in e.evidence if ev["method"] == "exact"]
     assert exact
     for ev in exact:
@@ -120,7 +123,7 @@ def test_bad_quotes_are_recorded_and_the_rest_still_processes(db: Database, tmp_
     assert (rows["Ghost"].stage, rows["Far"].stage) == ("raw", "raw")
     assert reasons == {
         "Ship Friday": None,
-        "Ghost": "below_threshold",
+        "Ghost": "not_found",
         "Far": "message_index_out_of_range",
     }
     blocked = [h for h in history if h["type"] == "promotion_blocked"]

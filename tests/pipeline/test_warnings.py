@@ -56,7 +56,7 @@ def test_each_unaligned_quote_logs_one_warning(
         ids = {e.title: e.entry_id for e in list_entries(conn)}
     lines = _warnings(caplog, "axiom.pipeline.process")
     assert len(lines) == 3
-    expected = {"Ghost": ("0", "quote not aligned"), "Far": ("9", "message_index_out_of_range")}
+    expected = {"Ghost": ("0", "not_found"), "Far": ("9", "message_index_out_of_range")}
     expected["Blank"] = ("1", "empty_quote")
     for title, (index, reason) in expected.items():
         (line,) = [line for line in lines if ids[title] in line]

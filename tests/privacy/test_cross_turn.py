@@ -103,8 +103,8 @@ def test_claude_code_regions_span_turns_and_hide_tool_input_and_thinking(
                     {
                         "type": "tool_use",
                         "id": f"tu{number}",
-                        "name": "TodoWrite",
-                        "input": {"todos": [{"content": f"todo: {text}", "status": "pending"}]},
+                        "name": "Bash",
+                        "input": {"command": f"echo {text}", "description": "say it"},
                     },
                 ]
             lines.append(_claude_line(name, number, role, content))
@@ -114,15 +114,11 @@ def test_claude_code_regions_span_turns_and_hide_tool_input_and_thinking(
     with db.read() as conn:
         hidden = list_messages(conn, "spanning")[1]
         public = list_messages(conn, "spanning")[3]
-    assert (
-        hidden.tool_calls[0]["name"] == "TodoWrite" and hidden.tool_calls[0]["tool_use_id"] == "tu1"
-    )
-    assert hidden.tool_calls[0]["input"] == {
-        "todos": [{"content": "[PRIVATE]", "status": "[PRIVATE]"}]
-    }
+    assert hidden.tool_calls[0]["name"] == "Bash" and hidden.tool_calls[0]["tool_use_id"] == "tu1"
+    assert hidden.tool_calls[0]["input"] == {"command": "[PRIVATE]", "description": "[PRIVATE]"}
     assert hidden.meta["thinking"] == "[PRIVATE]"
     assert public.meta["thinking"] == "thinking about fine"
-    assert public.tool_calls[0]["input"]["todos"][0]["content"] == "todo: fine"
+    assert public.tool_calls[0]["input"]["command"] == "echo fine"
 
 
 def test_the_filter_carries_an_open_region_and_counts_it_once() -> None:

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from axiom.evidence.citations import citations_for_entry, get_citation
 from axiom.ingest.importer import import_paths, ingest_transcripts
-from axiom.ingest.transcript import Message, Transcript
+from axiom.ingest.transcript import Message, ToolCall, Transcript
 from axiom.pipeline.entry_queries import EntryRow, list_entries
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
@@ -28,6 +28,14 @@ XSS_DECISION = "Decision: we will render <script>alert('x')</script> & <b>tags</
 def processed(site, sample_session: Path) -> str:
     (sid,) = import_paths(site, [sample_session]).session_ids
     process_session(site, sid, configured_pipeline())
+    # Every sample memory aligns; a TodoWrite call whose list is in no message text (a
+    # transcript not read by the Claude Code parser) gives one that cannot: a raw entry.
+    todo = ToolCall("t1", "TodoWrite", {"todos": [{"content": "Rotate the signing keys"}]})
+    bare = Transcript(
+        "bare-todo", "p", "json", (Message(0, "assistant", "Ok.", tool_calls=(todo,)),)
+    )
+    ingest_transcripts(site, [bare])
+    process_session(site, "bare-todo", configured_pipeline())
     return sid
 
 
@@ -183,7 +191,7 @@ def test_the_detail_shows_the_entry_its_evidence_and_citation_links(client, site
 def test_unaligned_evidence_shows_why_instead_of_a_link(client, site, processed):
     entry = one(site, stage="raw")
     page = client.get(reverse("viewer-entry", args=[entry.entry_id])).content.decode()
-    assert "not aligned: below_threshold" in page
+    assert "not aligned: not_found" in page
     assert "/c/" not in page
 
 
