@@ -15,7 +15,9 @@ Gates (the stage is reached when its gate opens):
 - verified: every item is aligned and the validator passed (a `CheckResult` of the
   current validator version with ``passed=True``).
 - certified: evidence from at least ``min_sessions`` (2) distinct sessions, or a person's
-  approval (``approved_by``).
+  approval (``approved_by``). The caller counts the sessions of the entries stating the
+  same memory (`axiom.graduation.corroboration`: the same canonical key, or the same type,
+  speaker and most content words).
 
 Only ``active`` entries are promoted. A contested entry is blocked with
 ``contested: resolve the conflict first``; deprecated and superseded entries are blocked
@@ -33,7 +35,7 @@ from axiom.graduation.idris import CheckResult
 from axiom.graduation.invariants import VALIDATOR_VERSION
 from axiom.graduation.stages import Stage, Status, parse_stage
 
-POLICY_VERSION = "graduation-v1"
+POLICY_VERSION = "graduation-v2"  # 2: restated memories corroborate (corroboration.py)
 MIN_CORROBORATING_SESSIONS = 2
 
 STATUS_BLOCK_REASONS: dict[Status, str] = {

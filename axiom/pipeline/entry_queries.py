@@ -123,12 +123,14 @@ def entry_history(conn: duckdb.DuckDBPyConnection, entry_id: str) -> list[dict[s
     ]
 
 
-def sessions_with_verified_key(
-    conn: duckdb.DuckDBPyConnection, canonical_key: str
-) -> list[tuple[str, str, str]]:
-    """(entry_id, session_id, stage) of verified-or-better entries sharing a canonical key."""
+def corroboration_pool(
+    conn: duckdb.DuckDBPyConnection, entry_type: str, session_id: str
+) -> list[tuple[str, str, str, str, str | None]]:
+    """(entry_id, session_id, stage, title, canonical_key) of the active verified-or-better
+    entries of a type from other sessions: what a new entry may be corroborated by."""
     return conn.execute(
-        "SELECT entry_id, session_id, stage FROM entries WHERE canonical_key = ?"
+        "SELECT entry_id, session_id, stage, title, canonical_key FROM entries"
+        " WHERE entry_type = ? AND session_id IS DISTINCT FROM ?"
         " AND stage IN ('verified', 'certified') AND status = 'active' ORDER BY entry_id",
-        [canonical_key],
+        [entry_type, session_id],
     ).fetchall()

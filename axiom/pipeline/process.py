@@ -22,6 +22,7 @@ import duckdb
 from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote
 from axiom.extract.types import ExtractedEntry, ExtractionResult, normalize_title
 from axiom.graduation.candidate import CandidateEntry, EvidenceSpan
+from axiom.graduation.corroboration import MemoryWords, same_memory
 from axiom.graduation.idris import CheckResult, IdrisChecker
 from axiom.graduation.invariants import VALIDATOR_VERSION
 from axiom.graduation.policy import GraduationPolicy
@@ -29,7 +30,7 @@ from axiom.ingest.session_projector import SESSION_INGESTED
 from axiom.ingest.transcript import Transcript
 from axiom.pipeline.builds import BUILD_FINISHED, BUILD_STARTED, BuildSpec, StageMetric
 from axiom.pipeline.entry_projector import ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED
-from axiom.pipeline.entry_queries import sessions_with_verified_key
+from axiom.pipeline.entry_queries import corroboration_pool
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector
@@ -299,6 +300,7 @@ class _BuildWriter:
         self.build_id = build_id
         self.session_id = ingest.session_id
         self.appended = 0
+        self._pools: dict[str, list[tuple[tuple, MemoryWords]]] = {}  # by entry type
 
     def append(self, event_type: str, payload: dict[str, Any], key: str) -> StoredEvent:
         result = self.store.append(
@@ -493,7 +495,7 @@ class _BuildWriter:
     ) -> None:
         eid = candidate.entry_id
         current = self._stage_of(eid)
-        siblings = [s for s in sessions_with_verified_key(self.conn, canonical_key) if s[0] != eid]
+        siblings = self._corroborating(candidate, canonical_key)
         sessions = {self.session_id, *(s[1] for s in siblings)}
         approved_by = self._approved_by(eid)
         decisions = self.pipeline.policy.decide(
@@ -517,6 +519,24 @@ class _BuildWriter:
                 )
         if decisions and decisions[-1].promoted and str(decisions[-1].to_stage) == "certified":
             self._certify_siblings(eid, siblings)
+
+    def _corroborating(
+        self, candidate: CandidateEntry, canonical_key: str
+    ) -> list[tuple[str, str, str]]:
+        """(entry_id, session_id, stage) of verified entries from other sessions stating the
+        same memory: the same canonical key, or a restatement (`same_memory`)."""
+        pool = self._pools.get(candidate.entry_type)
+        if pool is None:
+            rows = corroboration_pool(self.conn, candidate.entry_type, self.session_id)
+            pool = [(r, MemoryWords.of(candidate.entry_type, r[3])) for r in rows]
+            self._pools[candidate.entry_type] = pool
+        words = MemoryWords.of(candidate.entry_type, candidate.title)
+        return [
+            (row[0], row[1], row[2])
+            for row, other in pool
+            if row[0] != candidate.entry_id
+            and (row[4] == canonical_key or same_memory(words, other))
+        ]
 
     def _certify_siblings(self, eid: str, siblings: list[tuple[str, str, str]]) -> None:
         """A newly corroborated fact also corroborates the verified entries it agrees with."""
