@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ from axiom.ingest.importer import import_paths
 from axiom.observability.stats import collect_stats
 from axiom.outbox.cli import register as register_outbox_commands
 from axiom.pipeline.cli import register as register_pipeline_commands
+from axiom.pipeline.factory import ConfigurationError
 from axiom.projections import rebuild_all
 from axiom.retrieval.cli import register as register_retrieval_commands
 from axiom.store.db import Database
@@ -131,4 +133,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:
+        # The reader left (`axiom entries --json | head -1`): stop quietly. stdout now
+        # points at /dev/null so the interpreter's final flush cannot fail again.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
+    except ConfigurationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -61,6 +61,7 @@ CONFIDENCE_NORMALIZED = 0.97
 CONFIDENCE_FUZZY_MIN = 0.85
 CONFIDENCE_FUZZY_MAX = 0.95
 MAX_ALTERNATIVES = 1000  # counting stops here; a quote found 1000 times is ambiguous enough
+DEFAULT_FUZZY_THRESHOLD = 0.85  # AXIOM_FUZZY_THRESHOLD overrides it (axiom.pipeline.factory)
 NEAR_MISS = 0.6  # a failed fuzzy match at least this similar is `below_threshold`
 FUZZY_MIN_CHARS = 10  # shorter quotes (normalized) must match exactly or normalized
 
@@ -326,7 +327,7 @@ def _is_word(ch: str) -> bool:
 class EvidenceAligner:
     """Aligns quotes to messages: exact → normalized → fuzzy (see the module docstring)."""
 
-    def __init__(self, fuzzy_threshold: float = 0.85) -> None:
+    def __init__(self, fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD) -> None:
         if not 0.0 < fuzzy_threshold <= 1.0:
             raise ValueError(f"fuzzy_threshold must be in (0, 1], got {fuzzy_threshold!r}")
         self.fuzzy_threshold = fuzzy_threshold

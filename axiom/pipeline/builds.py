@@ -14,6 +14,7 @@ from typing import Any
 
 import duckdb
 
+from axiom.evidence.aligner import DEFAULT_FUZZY_THRESHOLD
 from axiom.store.events import StoredEvent, canonical_json
 
 BUILD_STARTED = "build_started"
@@ -29,10 +30,16 @@ class BuildSpec:
     embedding_version: str
     idris_version: str
     schema_version: str = SCHEMA_VERSION
+    fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD
 
     def build_id_for(self, ingest_event_id: str) -> str:
+        """Alignment with another fuzzy threshold is another build; the default threshold
+        is left out of the hash so builds from before it was recorded keep their ids."""
+        spec = asdict(self)
+        if spec["fuzzy_threshold"] == DEFAULT_FUZZY_THRESHOLD:
+            del spec["fuzzy_threshold"]
         digest = hashlib.sha256(
-            canonical_json({"spec": asdict(self), "ingest": ingest_event_id}).encode()
+            canonical_json({"spec": spec, "ingest": ingest_event_id}).encode()
         ).hexdigest()
         return f"bld_{digest[:16]}"
 

@@ -2,6 +2,7 @@
 
 `AXIOM_LLM_URL` (+ `AXIOM_LLM_MODEL`, `AXIOM_LLM_API_KEY`) switches extraction to an
 OpenAI-compatible endpoint; without it the offline rule extractor runs.
+`AXIOM_FUZZY_THRESHOLD` (default 0.85) is the similarity a fuzzy quote match needs.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 
 from axiom.config import AxiomConfig
+from axiom.evidence.aligner import DEFAULT_FUZZY_THRESHOLD, EvidenceAligner
 from axiom.extract.rules import RuleExtractor
 from axiom.outbox.config import (
     configured_embedder_name,
@@ -32,6 +34,27 @@ def configured_extractor() -> Extractor:
     )
 
 
+class ConfigurationError(ValueError):
+    """An environment variable holds a value the pipeline cannot use."""
+
+
+def configured_fuzzy_threshold() -> float:
+    """`AXIOM_FUZZY_THRESHOLD`: a number in (0, 1]; unset or empty means 0.85."""
+    raw = os.environ.get("AXIOM_FUZZY_THRESHOLD", "").strip()
+    if not raw:
+        return DEFAULT_FUZZY_THRESHOLD
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value <= 1.0:  # NaN fails too
+        raise ConfigurationError(
+            f"AXIOM_FUZZY_THRESHOLD must be a number greater than 0 and at most 1"
+            f" (the default is {DEFAULT_FUZZY_THRESHOLD}), got {raw!r}"
+        )
+    return value
+
+
 def configured_pipeline(config: AxiomConfig | None = None) -> Pipeline:
     """The build run records the embedder the outbox writer will use (`AXIOM_EMBEDDER`,
     default e5), named and versioned as the writer names its LanceDB table."""
@@ -40,6 +63,7 @@ def configured_pipeline(config: AxiomConfig | None = None) -> Pipeline:
     return Pipeline(
         extractor=configured_extractor(),
         workdir=config.data_dir / "idris",
+        aligner=EvidenceAligner(fuzzy_threshold=configured_fuzzy_threshold()),
         embedding_version=configured_embedding_version() if vectors_enabled() else "none",
         embedder_model=name if vectors_enabled() else "none",
     )

@@ -1,11 +1,23 @@
-"""The configured pipeline names, in its build runs, the embedder the writer really uses."""
+"""The configured pipeline: the embedder its build runs name, the fuzzy threshold from the
+environment (validated, a clear CLI error), and a CLI that ends quietly on a closed pipe."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
 import pytest
 
+from axiom.cli import main, open_database
+from axiom.ingest.importer import import_paths
 from axiom.outbox.config import configured_embedding_version
-from axiom.pipeline.factory import configured_pipeline
+from axiom.pipeline.factory import ConfigurationError, configured_pipeline
+from axiom.pipeline.process import process_session
+from axiom.store.events import canonical_json
 
 
 def test_the_build_spec_records_the_default_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -27,3 +39,62 @@ def test_no_embedder_is_recorded_as_none(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("AXIOM_EMBEDDER", "none")
     spec = configured_pipeline().spec
     assert (spec.embedder_model, spec.embedding_version) == ("none", "none")
+
+
+def test_the_fuzzy_threshold_defaults_to_085_and_keeps_old_build_ids(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("AXIOM_FUZZY_THRESHOLD", raising=False)
+    default = configured_pipeline()
+    assert default.aligner.fuzzy_threshold == 0.85
+    spec = default.spec
+    legacy = {k: v for k, v in asdict(spec).items() if k != "fuzzy_threshold"}
+    digest = hashlib.sha256(canonical_json({"spec": legacy, "ingest": "ev_1"}).encode())
+    assert spec.build_id_for("ev_1") == f"bld_{digest.hexdigest()[:16]}"
+
+
+def test_the_fuzzy_threshold_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AXIOM_FUZZY_THRESHOLD", raising=False)
+    default_build = configured_pipeline().spec.build_id_for("ev_1")
+    monkeypatch.setenv("AXIOM_FUZZY_THRESHOLD", "0.9")
+    pipeline = configured_pipeline()
+    assert pipeline.aligner.fuzzy_threshold == 0.9 and pipeline.spec.fuzzy_threshold == 0.9
+    assert pipeline.spec.build_id_for("ev_1") != default_build  # another alignment, another build
+
+
+@pytest.mark.parametrize("raw", ["abc", "0", "-0.5", "1.01", "nan", "inf"])
+def test_a_bad_fuzzy_threshold_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
+    monkeypatch.setenv("AXIOM_FUZZY_THRESHOLD", raw)
+    with pytest.raises(ConfigurationError, match=r"AXIOM_FUZZY_THRESHOLD must be a number"):
+        configured_pipeline()
+
+
+def test_the_cli_reports_a_bad_threshold_without_a_traceback(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AXIOM_FUZZY_THRESHOLD", "high")
+    assert main(["process"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: AXIOM_FUZZY_THRESHOLD must be a number") and "'high'" in err
+
+
+def test_a_closed_pipe_ends_the_cli_quietly(
+    data_dir: Path, sample_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AXIOM_EMBEDDER", "none")
+    db = open_database()
+    (sid,) = import_paths(db, [sample_session]).session_ids
+    process_session(db, sid, configured_pipeline())
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line, as with `| head -0`
+    run = subprocess.run(
+        [sys.executable, "-m", "axiom", "entries", "--json"],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "AXIOM_DATA_DIR": str(data_dir)},
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=120,
+    )
+    os.close(write_end)
+    assert run.returncode == 1
+    assert b"Traceback" not in run.stderr and b"BrokenPipeError" not in run.stderr

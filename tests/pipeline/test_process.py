@@ -58,7 +58,7 @@ def test_the_sample_session_yields_entries_with_exact_spans(
             s for (s,) in conn.execute("SELECT DISTINCT stage FROM pipeline_metrics").fetchall()
         }
     assert builds == [("success", "rules:rules-v1")]
-    assert {"extract", "align", "validate", "materialize"} <= stages
+    assert {"extract", "align", "validate", "materialize", "promote", "resolve_tasks"} <= stages
     assert {e.stage for e in entries} == {"verified"}
     todos = [e for e in entries if e.task and e.task["source"] == "todowrite"]
     assert len(todos) >= 3  # quoted from the TodoWrite list written into the message text
