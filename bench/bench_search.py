@@ -18,21 +18,21 @@ configured model (e5 by default), FTS and vector candidates, z-score blend, the 
 read for stage/status/citations, rerank. Printed: p50/p95/max of the whole call and the
 p50 of each step. Two warm-up queries are not counted.
 
-Measured on the 2-core box (e5 queries, k=10, 200 queries; the machine was shared with
-other jobs, so read +-20 % or worse):
+Measured on the 2-core box (AMD EPYC, e5 queries, k=10, 200 queries; load average
+~1.2-1.5 from other work, so read +-20 %):
 
     entries  vector index   p50 ms  p95 ms   step p50 (ms)
-     10,000  exact kNN        96     116     embed 43, dense 31, lexical 26, DuckDB+rerank 19
-    100,000  exact kNN       230     261     dense 147 (exact kNN over 100k x 384)
-    100,000  IVF_FLAT        114     133     embed 52, dense 22, lexical 34, DuckDB+rerank 34
+     10,000  exact kNN        64      81     embed 29, dense 20, lexical 15, DuckDB+rerank 12
+    100,000  exact kNN       147     227     dense 85 (exact kNN over 100k x 384)
+    100,000  IVF_FLAT         75      95     embed 28, dense 18, lexical 17, DuckDB+rerank 24
 
-Alone, one e5 query embeds in ~12 ms, the FTS query takes ~15 ms, IVF kNN ~17 ms, and the
-DuckDB read ~25 ms (connect ~13 ms: Axiom never keeps a DuckDB connection open, see
-axiom/store/db.py); the embed/lexical figures above are inflated by running beside each
-other on 2 cores. So IVF is needed at 100k (built by the writer from 50,000 rows), and
-the remaining cost at 100k is mostly the per-query DuckDB read: p95 is ~130 ms, over
-the 100 ms target. The next step would be an in-process cache of stage/status keyed by
-the DuckDB file's change, so most searches skip the connect.
+Alone, one e5 query embeds in ~15 ms, the FTS query takes ~12 ms, IVF kNN ~16 ms, and the
+DuckDB read ~25 ms (connect ~12 ms, overlapped with LanceDB: Axiom never keeps a DuckDB
+connection open, see axiom/store/db.py); the embed/lexical figures above are inflated by
+running beside each other on 2 cores. So IVF is needed at 100k (built by the writer from
+50,000 rows), and p95 is then just under the 100 ms target. The next step, if it is needed,
+would be an in-process cache of stage/status keyed by the DuckDB file's change, so most
+searches skip the connect and the scans.
 """
 
 from __future__ import annotations

@@ -75,8 +75,8 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    hit its message citation (`axiom.evidence.citations`, the whole message). All open with
    `python -m axiom cite ID` and `GET /api/v1/citations/{id}`.
 
-Latency (bench/bench_search.py, 2 shared cores, k=10): p50/p95 96/116 ms at 10k entries,
-114/133 ms at 100k with the IVF index (230/261 ms with exact kNN). Quality (`python -m
+Latency (bench/bench_search.py, 2 shared cores, k=10): p50/p95 64/81 ms at 10k entries,
+75/95 ms at 100k with the IVF index (147/227 ms with exact kNN). Quality (`python -m
 axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.68,
 MRR 0.54; fts 0.63/0.52; vector 0.54/0.43; hybrid with RRF 0.61/0.50.
 
