@@ -3,21 +3,29 @@
 `AXIOM_LLM_URL` (+ `AXIOM_LLM_MODEL`, `AXIOM_LLM_API_KEY`) switches extraction to an
 OpenAI-compatible endpoint; without it the offline rule extractor runs.
 `AXIOM_FUZZY_THRESHOLD` (default 0.85) is the similarity a fuzzy quote match needs.
+`AXIOM_TASK_VECTORS` (default on; `0`/`off` turns it off) lets task matching add
+suggestions from the task rows of the configured embedder's LanceDB table
+(`axiom.pipeline.task_vectors`); it does nothing while vectors are off (`AXIOM_EMBEDDER`
+`none`) and costs nothing until that table holds a task.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 
 from axiom.config import AxiomConfig
 from axiom.evidence.aligner import DEFAULT_FUZZY_THRESHOLD, EvidenceAligner
 from axiom.extract.rules import RuleExtractor
 from axiom.outbox.config import (
+    configured_dim,
     configured_embedder_name,
     configured_embedding_version,
+    shared_embedder,
     vectors_enabled,
 )
 from axiom.pipeline.process import Extractor, Pipeline
+from axiom.pipeline.task_vectors import TaskVectors
 
 
 def configured_extractor() -> Extractor:
@@ -55,6 +63,28 @@ def configured_fuzzy_threshold() -> float:
     return value
 
 
+def task_vectors_enabled() -> bool:
+    """`AXIOM_TASK_VECTORS`: on unless `0`, `off`, `false` or `no`."""
+    return os.environ.get("AXIOM_TASK_VECTORS", "1").strip().lower() not in (
+        "0",
+        "off",
+        "false",
+        "no",
+    )
+
+
+def configured_task_vectors(config: AxiomConfig) -> TaskVectors | None:
+    """Task-vector lookups in the configured embedder's table (None when vectors or task
+    vectors are off). Opens nothing and loads no model: that happens on first use, and
+    the model only once a task row exists (`shared_embedder`: once per process)."""
+    if not (vectors_enabled() and task_vectors_enabled()):
+        return None
+    from axiom.outbox.lance_store import LanceStore
+
+    store = LanceStore(config.lancedb_dir, configured_embedding_version(), configured_dim())
+    return TaskVectors(store, functools.partial(shared_embedder, configured_embedder_name()))
+
+
 def configured_pipeline(config: AxiomConfig | None = None) -> Pipeline:
     """The build run records the embedder the outbox writer will use (`AXIOM_EMBEDDER`,
     default e5), named and versioned as the writer names its LanceDB table."""
@@ -66,4 +96,5 @@ def configured_pipeline(config: AxiomConfig | None = None) -> Pipeline:
         aligner=EvidenceAligner(fuzzy_threshold=configured_fuzzy_threshold()),
         embedding_version=configured_embedding_version() if vectors_enabled() else "none",
         embedder_model=name if vectors_enabled() else "none",
+        task_vectors=configured_task_vectors(config),
     )

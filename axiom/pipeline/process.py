@@ -1,6 +1,7 @@
 """process_session: one ingested session → entries that carry proof.
 
-Slow work (extraction, alignment, validation) runs without holding the database lock; the
+Slow work (extraction, alignment, validation, and the vector neighbours of the session's
+task texts — `axiom.pipeline.task_vectors`) runs without holding the database lock; the
 results are then appended in one short write transaction. Every event has a deterministic
 dedupe key derived from the build id, so processing a session again appends nothing.
 """
@@ -15,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
@@ -34,7 +35,11 @@ from axiom.pipeline.entry_queries import corroboration_pool
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector
-from axiom.tasks.resolver import RejectedInput, TaskMention, TaskResolver
+from axiom.tasks.matcher import Neighbours, precomputed_search
+from axiom.tasks.resolver import RejectedInput, TaskMention, TaskResolver, matcher_texts
+
+if TYPE_CHECKING:
+    from axiom.pipeline.task_vectors import TaskVectors
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,6 +64,9 @@ class Pipeline:
     policy: GraduationPolicy = field(default_factory=GraduationPolicy)
     embedder_model: str = "none"
     embedding_version: str = "none"
+    # Vector suggestions for task matching (None: exact + full-text only). Not part of the
+    # build spec: vectors only add candidates, never change which task a mention names.
+    task_vectors: TaskVectors | None = None
 
     @property
     def spec(self) -> BuildSpec:
@@ -144,6 +152,7 @@ class _Outcome:
     alignments: dict[str, list[AlignedEvidence]]
     checks: dict[str, CheckResult]
     candidates: dict[str, CandidateEntry]
+    task_neighbours: Neighbours | None = None  # text -> [(task_id, cosine)], precomputed
 
 
 def _candidate(
@@ -210,8 +219,52 @@ def _warn_unaligned(session_id: str, alignments: dict[str, list[AlignedEvidence]
             )
 
 
-def _analyse(pipeline: Pipeline, transcript: Transcript, timer: _Timer) -> _Outcome:
-    """Extraction, alignment and validation: the slow part, done outside the lock."""
+def _task_mentions(outcome: _Outcome, session_id: str) -> list[TaskMention]:
+    """The task mentions of the session's extracted entries, as the resolver gets them."""
+    times = {m.index: m.timestamp for m in outcome.transcript.messages}
+    mentions = []
+    for entry in outcome.extraction.entries:
+        aligned = outcome.alignments[entry.entry_id]
+        first = entry.evidence[0].message_index if entry.evidence else None
+        mention = TaskMention.from_entry(
+            entry,
+            session_id,
+            evidence_aligned=bool(aligned) and all(a.aligned for a in aligned),
+            observed_at=times.get(first) or outcome.transcript.started_at,
+        )
+        if mention is not None:
+            mentions.append(mention)
+    return mentions
+
+
+def _task_vectors(pipeline: Pipeline, db: Database, outcome: _Outcome, timer: _Timer) -> None:
+    """Stage `task_vectors`: the vector neighbours of every text the task resolver will look
+    up, embedded and searched now, outside the write lock (`axiom.pipeline.task_vectors`).
+    No vectors configured or nothing to look up: no stage. Never raises: a missing table
+    leaves `task_neighbours` None, a broken one or a model that fails marks the stage
+    failed (the build goes on with exact + full-text matching)."""
+    vectors = pipeline.task_vectors
+    if vectors is None:
+        return
+    try:
+        texts = matcher_texts(_task_mentions(outcome, outcome.transcript.session_id))
+        if not texts:
+            return
+        with timer.stage("task_vectors"):
+            found = vectors.neighbours(db, outcome.transcript.project, texts)
+    except Exception:  # suggestions only: never worth failing the build for
+        log.warning("task vectors failed; matching uses exact and full-text", exc_info=True)
+        return
+    if found.error is not None:
+        timer.fail("task_vectors", found.error)
+    outcome.task_neighbours = found.neighbours
+
+
+def _analyse(
+    pipeline: Pipeline, transcript: Transcript, timer: _Timer, db: Database | None = None
+) -> _Outcome:
+    """Extraction, alignment, validation and task vectors: the slow part, done outside the
+    lock (task vectors need `db` for one short read)."""
     extraction = timer.run(
         "extract", lambda: _versioned(pipeline.extractor.extract(transcript), transcript)
     )
@@ -240,7 +293,10 @@ def _analyse(pipeline: Pipeline, transcript: Transcript, timer: _Timer) -> _Outc
         }
 
     checks = timer.run("validate", validate)
-    return _Outcome(transcript, extraction, alignments, checks, candidates)
+    outcome = _Outcome(transcript, extraction, alignments, checks, candidates)
+    if db is not None and not extraction.failures:  # a failed extraction is not materialized
+        _task_vectors(pipeline, db, outcome, timer)
+    return outcome
 
 
 def process_session(
@@ -259,7 +315,7 @@ def process_session(
     timer = _Timer()
     outcome: _Outcome | None = None
     try:
-        outcome = _analyse(pipeline, transcript, timer)
+        outcome = _analyse(pipeline, transcript, timer, db)
     except Exception as exc:  # a failing stage fails the build, recorded, never a crash
         log.exception("pipeline failed for session %s", session_id)
         report.status, report.error = "failed", repr(exc)[:1000]
@@ -446,19 +502,7 @@ class _BuildWriter:
 
     def _tasks(self, outcome: _Outcome) -> None:
         """Task mentions become task entity events (one entity per task across sessions)."""
-        times = {m.index: m.timestamp for m in outcome.transcript.messages}
-        mentions = []
-        for entry in outcome.extraction.entries:
-            aligned = outcome.alignments[entry.entry_id]
-            first = entry.evidence[0].message_index if entry.evidence else None
-            mention = TaskMention.from_entry(
-                entry,
-                self.session_id,
-                evidence_aligned=bool(aligned) and all(a.aligned for a in aligned),
-                observed_at=times.get(first) or outcome.transcript.started_at,
-            )
-            if mention is not None:
-                mentions.append(mention)
+        mentions = _task_mentions(outcome, self.session_id)
         rejected = [
             RejectedInput(
                 self.session_id,
@@ -470,7 +514,17 @@ class _BuildWriter:
             for p in outcome.extraction.task_problems
         ]
         if mentions or rejected:
-            resolver = TaskResolver(self.conn, outcome.transcript.project, build_id=self.build_id)
+            project = outcome.transcript.project
+            neighbours = outcome.task_neighbours
+            resolver = TaskResolver(
+                self.conn,
+                project,
+                build_id=self.build_id,
+                # Only looks up what _task_vectors computed: no model inside the lock.
+                vector_search=None
+                if neighbours is None
+                else precomputed_search(project, neighbours),
+            )
             self.appended += len(resolver.resolve(mentions, rejected))
 
     def _entry(self, entry: ExtractedEntry, outcome: _Outcome, timer: _Timer) -> None:

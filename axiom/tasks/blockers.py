@@ -50,6 +50,7 @@ __all__ = [
     "BlockerProblem",
     "BlockerResolver",
     "ResolvedBlockers",
+    "blocker_match_text",
     "clean_condition_text",
     "condition_key_for_text",
 ]
@@ -83,6 +84,17 @@ def condition_key_for_text(project: str | None, text: str) -> str:
 def _strip_article(text: str) -> str:
     stripped = _ARTICLE.sub("", text, count=1)
     return stripped if normalize_text(stripped) else text
+
+
+def blocker_match_text(raw: Any) -> str | None:
+    """The text `BlockerResolver.resolve` asks the matcher about for one blocker text, or
+    None when it never asks (not a string, blank, holding a strong id — URL, GitHub issue,
+    Jira key — or nothing left after the leading connective)."""
+    text = raw.strip() if isinstance(raw, str) else ""
+    if not text or artifact_keys_in(text):
+        return None
+    cleaned = clean_condition_text(text)
+    return _strip_article(cleaned) if normalize_text(cleaned) else None
 
 
 @dataclass(frozen=True)
@@ -194,10 +206,10 @@ class BlockerResolver:
                     continue
                 out.problems.append(BlockerProblem(text, "unknown_task_id"))
             cleaned = clean_condition_text(text)
-            if not normalize_text(cleaned):
+            title = blocker_match_text(text)
+            if title is None:  # nothing left after the connective
                 out.problems.append(BlockerProblem(text, "unrecognised_blocker"))
                 continue
-            title = _strip_article(cleaned)
             if task_id and self._names_task(title, task_id):
                 out.problems.append(BlockerProblem(text, "self_reference"))
                 continue

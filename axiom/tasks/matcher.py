@@ -21,41 +21,53 @@ Three methods, tried together and merged per task (best score wins):
    SDK" is a strict match for "Upgrade the payment SDK" while "Fix logout redirect bug"
    is only a suggestion for "Fix login redirect bug" (0.89). Only ASCII words are
    stripped; Korean and other scripts are compared as normalized.
-3. **vector** — an optional hook ``(project, text, k) -> [(task_id, cosine)]``; base
-   weight 0.97 × cosine. **Not wired in production**: the pipeline builds `TaskResolver`
-   (and so this matcher) without one, so task matching is exact + full-text only. What
-   exists: the hook itself (tested with a hand-made function), and task-title rows in
-   LanceDB (kind ``task``, id ``task:<task_id>``, written by the outbox writer after the
-   task is projected). Why it is not wired:
+3. **vector** — an optional hook ``(project, text, k) -> [(task_id, cosine)]``, base
+   weight 0.90 × cosine: **suggestion only**. A vector candidate scores at most 0.90, below
+   the strict threshold (0.92), and the strict decision (`match`: the identity, the top,
+   the gap to the second, the reason) is taken over the exact and full-text candidates
+   alone, so vectors never merge two tasks, never pick a blocker and never veto a
+   full-text match by narrowing its gap. They only add candidates (a suggestion needs
+   score ≥ 0.75, i.e. cosine ≥ ~0.83), which the resolver stores on the receipt
+   (``task_mentioned.candidates``) and a condition stores on its declaration. A task
+   found by exact/full-text and by vector keeps its best score (merged per task).
 
-   * Strictness. Measured with the default embedder (multilingual-e5-small), cosines
-     between different tasks are as high as between rewordings of one: "Fix login
-     redirect bug" / "Fix logout redirect bug" 0.983 as passages (0.935 query→passage),
-     "Enable cache" / "Disable cache" 0.948, "로그인 버그 수정" / "로그아웃 버그 수정"
-     0.977, against 0.980 for "Fix (the) login redirect bug". At 0.97 × cosine the first
-     pair would be a strict match (0.953 ≥ 0.92) and merge two tasks. Before wiring, the
-     vector score needs its own calibration (or may only ever suggest, never decide).
-   * Locking. The hook runs inside the pipeline's DuckDB write transaction, where no
-     model may be called (README). Wiring it means embedding the session's task titles
-     and blocker texts, and querying LanceDB, before that transaction opens, then
-     passing a hook that only looks the precomputed neighbours up.
-   * Coverage. LanceDB holds a task only once the outbox has drained it, so tasks of
-     the same import run are not there yet.
+   Why only suggest: measured with the default embedder (multilingual-e5-small), cosines
+   between *different* tasks are as high as between rewordings of one: "Fix login
+   redirect bug" / "Fix logout redirect bug" 0.983 as passages (0.935 query→passage),
+   "Enable cache" / "Disable cache" 0.948, "로그인 버그 수정" / "로그아웃 버그 수정" 0.977,
+   against 0.980 for "Fix (the) login redirect bug". Any weight that let a cosine decide
+   would merge the first pair. What vectors add is reach beyond the words: "Speed up the
+   CI pipeline" / "Make continuous integration faster" is 0.31 in full text, 0.874 cosine
+   (query→passage), so a 0.79 suggestion. A noisy one: the unrelated "Upgrade the payment
+   SDK" is 0.849 (0.76) from the same query, also a suggestion; "Write the release notes"
+   0.783 (0.70) is not.
+
+   Wiring (`axiom.pipeline.process`): the hook runs while the resolver holds the DuckDB
+   write transaction, where no model may be called, so the pipeline embeds the texts the
+   resolver will look up (`axiom.tasks.resolver.matcher_texts`) and queries LanceDB
+   (`axiom.pipeline.task_vectors`) *before* the transaction opens, and passes
+   `precomputed_search`, which only looks those neighbours up. LanceDB holds a task only
+   once the outbox writer has embedded it, so tasks of the same import run (and of a
+   session processed before the outbox drained) are matched by exact + full-text only.
 
 Score of a candidate::
 
     score = similarity × base(method) × stage × entity_status × task_status × recency
 
-    base:          exact 1.0 · fulltext 1.0 · vector 0.97
+    base:          exact 1.0 · fulltext 1.0 · vector 0.90 (at most 0.90: never strict)
     stage:         certified/verified/candidate 1.0 · working 0.98 · raw 0.96
     entity status: active 1.0 · contested 0.9 · deprecated 0.6 · superseded 0.4
     task status:   pending/in_progress/blocked 1.0 · done 0.95 · cancelled 0.5
     recency:       0.9 + 0.1 × 0.5 ** (days since the task last changed / 90)
 
-**Strict** match (`MatchResult.strict`): the top candidate is an active, not cancelled
-task and either (a) it was hit by its exact canonical key — the key *is* the identity, so
-a near-duplicate title cannot veto it — or (b) ``top1 ≥ 0.92`` and ``top1 − top2 ≥ 0.03``.
-Everything else is a suggestion (`suggest_candidates`, score ≥ 0.75).
+**Strict** match (`MatchResult.strict`), decided over the exact and full-text candidates
+only: the top one is an active, not cancelled task and either (a) it was hit by its exact
+canonical key — the key *is* the identity, so a near-duplicate title cannot veto it — or
+(b) ``top1 ≥ 0.92`` and ``top1 − top2 ≥ 0.03``.
+Everything else is a suggestion (`suggest_candidates`, score ≥ 0.75). The reason is
+decided the same way (``no_candidates`` when neither method found anything, even if
+vectors did), so with and without vectors a mention gets the same task and the same
+``match`` record; only the candidates differ.
 
 `MatchResult.identity` is the exact-key hit whatever its status: a task resolver must
 treat it as the same task (an id derived from the same key cannot be created twice), while
@@ -84,6 +96,8 @@ __all__ = [
     "TaskMatcher",
     "VectorSearch",
     "comparison_form",
+    "precomputed_search",
+    "project_task_ids",
     "similarity",
 ]
 
@@ -93,7 +107,9 @@ SUGGEST_MIN = 0.75
 TOKEN_SET_CAP = 0.90
 RECENCY_HALF_LIFE_DAYS = 90.0
 
-BASE_WEIGHT = {"exact": 1.0, "fulltext": 1.0, "vector": 0.97}
+VECTOR_K = 10  # neighbours asked of the vector hook per text
+# vector < STRICT_SCORE: a vector candidate can suggest, never be a strict match.
+BASE_WEIGHT = {"exact": 1.0, "fulltext": 1.0, "vector": 0.90}
 STAGE_WEIGHT = {
     "certified": 1.0,
     "verified": 1.0,
@@ -112,6 +128,34 @@ TASK_STATUS_WEIGHT = {
 
 VectorSearch = Callable[[str, str, int], Sequence[tuple[str, float]]]
 """``(project, text, k) -> [(task_id, cosine similarity)]``, best first."""
+
+Neighbours = dict[str, list[tuple[str, float]]]
+"""text -> its nearest tasks ``[(task_id, cosine)]``, best first (computed in advance)."""
+
+
+def precomputed_search(project: str | None, neighbours: Neighbours) -> VectorSearch:
+    """A `VectorSearch` that only looks `text` up in `neighbours` (no model, no I/O): safe
+    to call inside a write transaction. A text or project it was not computed for has no
+    neighbours."""
+    own = normalize_project(project)
+
+    def search(proj: str, text: str, k: int) -> Sequence[tuple[str, float]]:
+        if normalize_project(proj) != own:
+            return ()
+        return neighbours.get(text, [])[: max(0, k)]
+
+    return search
+
+
+def project_task_ids(conn: duckdb.DuckDBPyConnection, project: str | None) -> list[str]:
+    """The ids of every task of `project` (what `TaskMatcher` can match), sorted."""
+    prefix = f"task:{normalize_project(project)}:"
+    rows = conn.execute(
+        "SELECT DISTINCT entity_id FROM entity_aliases WHERE entity_type = 'task'"
+        " AND starts_with(canonical_key, ?) ORDER BY entity_id",
+        [prefix],
+    ).fetchall()
+    return [r[0] for r in rows]
 
 
 _ASCII_WORD = re.compile(r"[a-z]+")
@@ -331,22 +375,31 @@ class TaskMatcher:
         exclude: Collection[str] = (),
         now: datetime | None = None,
     ) -> tuple[list[TaskCandidate], TaskCandidate | None]:
-        """Every scored candidate (best first) and the exact-key hit, if any."""
+        """Every scored candidate, all methods merged (best first), and the exact-key hit."""
+        ranked, _, identity = self._scored(text, exclude, now)
+        return ranked, identity
+
+    def _scored(
+        self, text: str, exclude: Collection[str], now: datetime | None
+    ) -> tuple[list[TaskCandidate], list[TaskCandidate], TaskCandidate | None]:
+        """(all candidates merged per task, the exact/full-text ones alone, identity)."""
         now = now or datetime.now(UTC)
         norm = normalize_text(text) if isinstance(text, str) else ""
         if not norm:
-            return [], None
+            return [], [], None
         keys = task_lookup_keys(self.project, text)
         rows = {tid: r for tid, r in self._rows().items() if tid not in exclude}
         best: dict[str, TaskCandidate] = {}
+        decisive: dict[str, TaskCandidate] = {}  # exact + fulltext: what may decide
 
         def offer(cand: TaskCandidate) -> None:
-            old = best.get(cand.task_id)
-            if old is None or (cand.score, cand.method == "exact") > (
-                old.score,
-                old.method == "exact",
-            ):
-                best[cand.task_id] = cand
+            for merged in (best, decisive) if cand.method != "vector" else (best,):
+                old = merged.get(cand.task_id)
+                if old is None or (cand.score, cand.method == "exact") > (
+                    old.score,
+                    old.method == "exact",
+                ):
+                    merged[cand.task_id] = cand
 
         identity: TaskCandidate | None = None
         identity_rank = len(keys)
@@ -362,11 +415,14 @@ class TaskMatcher:
             if sim > 0:
                 offer(self._candidate(row, "fulltext", sim, now))
         if self.vector_search is not None:
-            for tid, cosine in self.vector_search(self.project, text, 10):
+            for tid, cosine in self.vector_search(self.project, text, VECTOR_K):
                 if tid in rows:
                     offer(self._candidate(rows[tid], "vector", max(0.0, min(1.0, cosine)), now))
-        ranked = sorted(best.values(), key=lambda c: (-c.score, c.task_id))
-        return ranked, identity
+
+        def order(c: TaskCandidate) -> tuple[float, str]:
+            return (-c.score, c.task_id)
+
+        return sorted(best.values(), key=order), sorted(decisive.values(), key=order), identity
 
     def match(
         self,
@@ -375,12 +431,14 @@ class TaskMatcher:
         exclude: Collection[str] = (),
         now: datetime | None = None,
     ) -> MatchResult:
-        """The strict match for `text` (or None) and the ranked candidates."""
-        ranked, identity = self.candidates(text, exclude=exclude, now=now)
-        if not ranked:
-            return MatchResult(None, identity, (), "no_candidates")
-        top = ranked[0]
-        second = ranked[1].score if len(ranked) > 1 else 0.0
+        """The strict match for `text` (or None) and the ranked candidates. Strictness and
+        the reason are decided over exact + full-text candidates only (module docstring);
+        `candidates` holds every method's."""
+        ranked, decisive, identity = self._scored(text, exclude, now)
+        if not decisive:
+            return MatchResult(None, identity, tuple(ranked), "no_candidates")
+        top = decisive[0]
+        second = decisive[1].score if len(decisive) > 1 else 0.0
         if identity is not None and identity.eligible:
             return MatchResult(identity, identity, tuple(ranked), "exact_key")
         if not top.eligible:

@@ -63,7 +63,12 @@ import duckdb
 
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector, set_offset
-from axiom.tasks.blockers import BlockerResolver, ResolvedBlockers, condition_key_for_text
+from axiom.tasks.blockers import (
+    BlockerResolver,
+    ResolvedBlockers,
+    blocker_match_text,
+    condition_key_for_text,
+)
 from axiom.tasks.canonical import entity_id_for, normalize_project, normalize_text, task_key
 from axiom.tasks.events import (
     CONDITION_RESOLVED_TO,
@@ -94,7 +99,7 @@ from axiom.tasks.state import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RejectedInput", "TaskMention", "TaskResolver", "load_task_state"]
+__all__ = ["RejectedInput", "TaskMention", "TaskResolver", "load_task_state", "matcher_texts"]
 
 REASON_STALE = "stale_observation"
 
@@ -179,6 +184,25 @@ class RejectedInput:
     reason: str
     where: dict[str, Any] | None = None
     source: str = "todowrite"
+
+
+def matcher_texts(mentions: Iterable[TaskMention]) -> list[str]:
+    """Every text `TaskResolver.resolve` may ask its matcher (and so its vector hook) about
+    for these mentions, deduplicated in order: each usable title as `_plan` matches it
+    (whitespace collapsed) and each blocker text as `BlockerResolver` matches it
+    (`blocker_match_text`). A superset: a blocker of a mention that turns out to need none
+    is included. The pipeline computes vector neighbours for exactly these before its
+    write transaction opens (`axiom.tasks.matcher.precomputed_search`)."""
+    out: dict[str, None] = {}
+    for m in mentions:
+        title = m.title
+        if isinstance(title, str) and normalize_text(title):
+            out.setdefault(" ".join(title.split()))
+        for raw in m.blocked_by or ():
+            text = blocker_match_text(raw)
+            if text is not None:
+                out.setdefault(text)
+    return list(out)
 
 
 def _naive_utc(value: Any) -> datetime | None:

@@ -149,11 +149,13 @@ def test_the_vector_hook_adds_candidates_by_meaning(conn) -> None:
         calls.append((project, text, k))
         return [(target, 0.99), ("tsk_unknown00000", 0.98)]
 
-    result = TaskMatcher(conn, PROJECT, vector_search=vectors).match("Release the wheel")
+    matcher = TaskMatcher(conn, PROJECT, vector_search=vectors)
+    result = matcher.match("Release the wheel")
     assert calls == [(PROJECT, "Release the wheel", 10)]
-    assert result.strict is not None and result.strict.method == "vector"
-    assert result.strict.task_id == target
-    assert [c.task_id for c in result.candidates] == [target]
+    assert result.strict is None  # vectors only suggest
+    assert [c.task_id for c in result.candidates] == [target]  # the unknown id is dropped
+    assert result.candidates[0].method == "vector"
+    assert [c.task_id for c in matcher.suggest_candidates("Release the wheel")] == [target]
 
 
 # --------------------------------------------------------------------------- rewordings
