@@ -214,12 +214,17 @@ def similarity(a_norm: str, b_norm: str) -> float:
     """Full-text similarity of two *normalized* texts in [0, 1] (see the module doc)."""
     if not a_norm or not b_norm:
         return 0.0
-    a_norm, b_norm = comparison_form(a_norm), comparison_form(b_norm)
+    return _form_similarity(comparison_form(a_norm), comparison_form(b_norm))
+
+
+def _form_similarity(a_form: str, b_form: str) -> float:
+    """`similarity` of two texts already in `comparison_form` (of non-empty normalized
+    texts): lets the matcher put each text in that form once."""
     return (
         max(
-            fuzz.ratio(a_norm, b_norm),
-            fuzz.token_sort_ratio(a_norm, b_norm),
-            TOKEN_SET_CAP * fuzz.token_set_ratio(a_norm, b_norm),
+            fuzz.ratio(a_form, b_form),
+            fuzz.token_sort_ratio(a_form, b_form),
+            TOKEN_SET_CAP * fuzz.token_set_ratio(a_form, b_form),
         )
         / 100.0
     )
@@ -288,7 +293,7 @@ class _Row:
     entity_status: str
     task_status: str
     updated_at: datetime | None
-    alias_norms: tuple[str, ...]
+    alias_forms: tuple[str, ...]  # `comparison_form` of each non-empty alias text
     keys: frozenset[str]
 
 
@@ -319,6 +324,7 @@ class TaskMatcher:
         out: dict[str, _Row] = {}
         for tid, title, stage, estatus, tstatus, updated, key in rows:
             norm = key[len(self._prefix) :]
+            forms = (comparison_form(norm),) if norm else ()
             row = out.get(tid)
             if row is None:
                 out[tid] = _Row(
@@ -328,7 +334,7 @@ class TaskMatcher:
                     estatus,
                     tstatus or "pending",
                     updated,
-                    (norm,),
+                    forms,
                     frozenset({key}),
                 )
             else:
@@ -339,7 +345,7 @@ class TaskMatcher:
                     estatus,
                     row.task_status,
                     updated,
-                    (*row.alias_norms, norm),
+                    (*row.alias_forms, *forms),
                     row.keys | {key},
                 )
         return out
@@ -387,6 +393,7 @@ class TaskMatcher:
         norm = normalize_text(text) if isinstance(text, str) else ""
         if not norm:
             return [], [], None
+        form = comparison_form(norm)
         keys = task_lookup_keys(self.project, text)
         rows = {tid: r for tid, r in self._rows().items() if tid not in exclude}
         best: dict[str, TaskCandidate] = {}
@@ -411,7 +418,7 @@ class TaskMatcher:
                 if rank < identity_rank:  # the current key's hit beats the older key's
                     identity, identity_rank = exact, rank
                 continue
-            sim = max(similarity(norm, alias) for alias in row.alias_norms)
+            sim = max((_form_similarity(form, alias) for alias in row.alias_forms), default=0.0)
             if sim > 0:
                 offer(self._candidate(row, "fulltext", sim, now))
         if self.vector_search is not None:
