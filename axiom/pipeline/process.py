@@ -3,7 +3,9 @@
 Slow work (extraction, alignment, validation, and the vector neighbours of the session's
 task texts — `axiom.pipeline.task_vectors`) runs without holding the database lock; the
 results are then appended in one short write transaction. Every event has a deterministic
-dedupe key derived from the build id, so processing a session again appends nothing.
+dedupe key derived from the build id, so processing a session again appends nothing. The
+transaction goes through `write_projecting`: an event a projector cannot apply, even one
+the build appended itself, is recorded in `projection_errors` and the build still commits.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from axiom.pipeline.entry_projector import ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_
 from axiom.pipeline.entry_queries import corroboration_pool
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent, StoredEvent
-from axiom.store.projection import run_projector
+from axiom.store.projection import run_projector, write_projecting
 from axiom.tasks.matcher import Neighbours, precomputed_search
 from axiom.tasks.resolver import RejectedInput, TaskMention, TaskResolver, matcher_texts
 
@@ -328,7 +330,12 @@ def process_session(
         timer.fail("extract", report.error)
         log.warning("session %s: build %s failed: %s", session_id, build_id, report.error)
         outcome = None
-    with db.write() as conn:
+    analysed = list(timer.metrics)
+
+    def write(conn: duckdb.DuckDBPyConnection) -> None:
+        # Run again from scratch when a projector's failure aborts the transaction (see
+        # `write_projecting`): the stages timed in here start over with each attempt.
+        timer.metrics = list(analysed)
         writer = _BuildWriter(conn, pipeline, ingest, build_id)
         writer.started()
         if outcome is not None:
@@ -343,6 +350,8 @@ def process_session(
             for projector in all_projectors():
                 run_projector(conn, projector)
         report.events_appended = writer.appended
+
+    write_projecting(db, write)
     return report
 
 

@@ -7,8 +7,10 @@ subclass `UnknownEntity` (also a LookupError), so interfaces can tell "not found
 "not allowed".
 
 `resolve_condition_in` is the entry point for people (CLI ``conditions resolve``, API
-``POST /api/v1/conditions/{id}/resolve``): it opens one `Database.write()` unit, records
-the resolution and returns the resolved-condition view read in that same transaction.
+``POST /api/v1/conditions/{id}/resolve``): it runs one write unit through
+`write_projecting` (an event the task projection cannot apply is recorded in
+`projection_errors`, not left to fail every resolution), records the resolution and
+returns the resolved-condition view read in that same transaction.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import duckdb
 
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent, StoredEvent
-from axiom.store.projection import run_projector
+from axiom.store.projection import run_projector, write_projecting
 from axiom.tasks.events import CONDITION_RESOLVED_TO, digest
 from axiom.tasks.projector import RESOLVES_TO, TaskProjector
 from axiom.tasks.queries import ResolvedCondition, list_resolved_conditions
@@ -117,7 +119,7 @@ def resolve_condition_in(
     note: Any = "",
     actor: str = "user",
 ) -> tuple[StoredEvent, ResolvedCondition]:
-    """`resolve_condition` for a person, in one `Database.write()` unit.
+    """`resolve_condition` for a person, in one write unit (`write_projecting`).
 
     Ids are taken whole (surrounding whitespace ignored); `note` (at most
     `MAX_NOTE_CHARS`) becomes the event's ``reason``. Returns the appended event and the
@@ -133,10 +135,23 @@ def resolve_condition_in(
     if len(note) > MAX_NOTE_CHARS:
         raise TaskCommandError(f"note is longer than {MAX_NOTE_CHARS} characters")
     condition_id, target_id = condition_id.strip(), target_id.strip()
-    with db.write() as conn:
+
+    def work(conn: duckdb.DuckDBPyConnection) -> tuple[StoredEvent, list[ResolvedCondition]]:
         event = resolve_condition(conn, condition_id, target_id, reason=note.strip(), actor=actor)
-        (view,) = list_resolved_conditions(conn, condition_id=condition_id)
-    return event, view
+        failed = conn.execute(
+            "SELECT error FROM projection_errors WHERE event_id = ?", [event.event_id]
+        ).fetchone()
+        if failed is not None:
+            return event, []
+        return event, list_resolved_conditions(conn, condition_id=condition_id)
+
+    event, views = write_projecting(db, work)
+    if not views:  # committed, with the failure recorded in projection_errors
+        raise RuntimeError(
+            f"the resolution was recorded as {event.event_id} but the task projection could"
+            " not apply it (see projection_errors)"
+        )
+    return event, views[0]
 
 
 def rename_task(

@@ -16,10 +16,13 @@ import pytest
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.claude_code import parse_claude_code
 from axiom.store.db import Database
+from axiom.store.events import EventStore, NewEvent
 from axiom.store.migrate import migrate
 from axiom.tasks.canonical import entity_id_for, task_key
 from axiom.tasks.cli import register
-from axiom.tasks.commands import resolve_condition
+from axiom.tasks.commands import resolve_condition, resolve_condition_in
+from axiom.tasks.projector import TaskProjector
+from axiom.tasks.queries import list_resolved_conditions
 from axiom.tasks.resolver import TaskMention, TaskResolver
 
 
@@ -283,3 +286,52 @@ def test_conditions_resolve_through_the_real_cli_process(
     blocked = axiom("blocked")
     korean = next(b for b in blocked.stdout.split("\ntsk_") if "배포" in b)
     assert "Publish the package to the internal index" in korean and "via condition" in korean
+
+
+@pytest.fixture
+def aborting_task_projector(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The task projector fails in DuckDB (aborting the transaction) on events marked
+    ``poison``, as on an event it cannot apply."""
+    apply = TaskProjector.apply
+
+    def poisoned(self, conn, event) -> None:  # type: ignore[no-untyped-def]
+        if event.payload.get("poison") or event.payload.get("reason") == "poison":
+            conn.execute("SELECT CAST('poison' AS INTEGER)").fetchone()
+        apply(self, conn, event)
+
+    monkeypatch.setattr(TaskProjector, "apply", poisoned)
+
+
+def _projection_errors(db: Database) -> list[tuple[str, str]]:
+    with db.read() as conn:
+        return conn.execute("SELECT projector_name, event_type FROM projection_errors").fetchall()
+
+
+def test_a_poison_task_event_does_not_block_resolving_a_condition(
+    db, sample, capsys, aborting_task_projector
+) -> None:
+    with db.write() as conn:  # appended by another path that projects later
+        EventStore(conn).append(NewEvent("condition_resolved_to", {"poison": True}))
+    condition = _korean_condition(db)
+    target = entity_id_for(task_key(sample, "Publish the package to the internal index"))
+
+    code, out, err = run(capsys, "conditions", "resolve", condition, target, "--json")
+
+    assert code == 0, err
+    assert json.loads(out)["target_id"] == target
+    assert _projection_errors(db) == [("tasks", "condition_resolved_to")]
+
+
+def test_a_resolution_the_projection_cannot_apply_is_recorded_and_reported(
+    db, sample, aborting_task_projector
+) -> None:
+    condition = _korean_condition(db)
+    target = entity_id_for(task_key(sample, "Publish the package to the internal index"))
+
+    with pytest.raises(RuntimeError, match="could not apply it"):
+        resolve_condition_in(db, condition, target, note="poison")
+
+    assert _events(db, "condition_resolved_to") == 1
+    assert _projection_errors(db) == [("tasks", "condition_resolved_to")]
+    with db.read() as conn:
+        assert list_resolved_conditions(conn) == []
