@@ -1,7 +1,11 @@
 """Back-fills transcripts into the event store: parse → `session_ingested` → project.
 
-Parsing happens outside the database lock; each file is then written in one short
-transaction that appends its events and advances the session projection.
+Everything that does not need the database happens before the write lock is taken:
+parsing, and `prepare_session` (normalize with `check_transcript`, apply the privacy filter,
+prove the result projects with `session_rows`, build the payload and dedupe key). Each file
+is then written in one short transaction that only appends its events and advances the
+session projection. The transcript is immutable, so what was proven outside the lock is
+what is appended inside it.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -49,39 +54,77 @@ def ingest_dedupe_key(transcript: Transcript) -> str:
     return f"{SESSION_INGESTED}:{transcript.session_id}:{digest[:32]}"
 
 
-def append_session(
-    conn: duckdb.DuckDBPyConnection, transcript: Transcript, actor: str = "import"
-) -> AppendResult:
-    """Record one transcript as a `session_ingested` event (a no-op if already recorded).
+@dataclass(frozen=True)
+class PreparedSession:
+    """A transcript ready to append: normalized, privacy-filtered and proven to project.
+    Build it with `prepare_session` (outside the write lock)."""
 
-    `check_transcript` normalizes it (ValueError if it cannot be stored), then the privacy
-    filter runs, so nothing private ever reaches the event store, and what is stored is
-    proven to project (`session_rows`)."""
+    transcript: Transcript
+    notes: tuple[str, ...]
+    payload: dict[str, Any]
+    dedupe_key: str
+
+
+def prepare_session(transcript: Transcript) -> PreparedSession:
+    """`check_transcript` normalizes it (ValueError if it cannot be stored), then the privacy
+    filter runs, so nothing private ever reaches the event store, and what will be stored is
+    proven to project (`session_rows`). No database access: call it before the lock."""
     checked, notes = check_transcript(transcript)
-    for note in notes:  # the importer reported these already (`_import_file`)
-        log.warning("session %s: %s", checked.session_id, note)
-    transcript = filter_transcript(checked)
-    session_rows(transcript)
+    return _seal(checked, notes)
+
+
+def _seal(checked: Transcript, notes: Iterable[str]) -> PreparedSession:
+    """`prepare_session` for a transcript `check_transcript` already returned."""
+    stored = filter_transcript(checked)
+    session_rows(stored)  # raises if the session projector could not fold it
+    return PreparedSession(
+        transcript=stored,
+        notes=tuple(notes),
+        payload={"transcript": stored.to_json()},
+        dedupe_key=ingest_dedupe_key(stored),
+    )
+
+
+def append_session(
+    conn: duckdb.DuckDBPyConnection, prepared: PreparedSession, actor: str = "import"
+) -> AppendResult:
+    """Record one prepared transcript as a `session_ingested` event (a no-op if already
+    recorded). Only appends: the checks ran in `prepare_session`."""
     return EventStore(conn).append(
         NewEvent(
             event_type=SESSION_INGESTED,
-            payload={"transcript": transcript.to_json()},
-            dedupe_key=ingest_dedupe_key(transcript),
-            session_id=transcript.session_id,
+            payload=prepared.payload,
+            dedupe_key=prepared.dedupe_key,
+            session_id=prepared.transcript.session_id,
             actor=actor,
         )
     )
 
 
 def ingest_transcripts(
-    db: Database, transcripts: Iterable[Transcript], actor: str = "import", project: bool = True
+    db: Database,
+    transcripts: Iterable[Transcript | PreparedSession],
+    actor: str = "import",
+    project: bool = True,
 ) -> list[AppendResult]:
     """Append the transcripts; with `project`, also advance the session tables in the same
-    transaction (the CLI does; Celery's ingest task leaves projection to the writer)."""
-    transcripts = list(transcripts)
+    transaction (the CLI does; Celery's ingest task leaves projection to the writer).
+
+    Transcripts are prepared (`prepare_session`, which raises ValueError for one that cannot
+    be stored, before anything is written) and their notes logged before the write lock is
+    taken; a `PreparedSession` is appended as it is."""
+    prepared: list[PreparedSession] = []
+    for item in transcripts:
+        if isinstance(item, PreparedSession):
+            prepared.append(item)
+            continue
+        session = prepare_session(item)
+        for note in session.notes:
+            log.warning("session %s: %s", session.transcript.session_id, note)
+        prepared.append(session)
 
     def work(conn: duckdb.DuckDBPyConnection) -> list[AppendResult]:
-        results = [append_session(conn, t, actor) for t in transcripts]
+        results = [append_session(conn, p, actor) for p in prepared]
         if project:
             run_projector(conn, SessionProjector())
         return results
@@ -118,7 +161,7 @@ def _import_file(
 ) -> None:
     parsed = parse_file(path, fmt)
     report.issues += parsed.issues
-    transcripts = []
+    checked_transcripts: list[tuple[Transcript, list[str]]] = []
     for transcript in parsed.transcripts:
         try:
             checked, notes = check_transcript(transcript)
@@ -128,13 +171,16 @@ def _import_file(
             continue
         issues = [InputIssue(str(path), None, f"session {checked.session_id}: {n}") for n in notes]
         report.issues += issues
-        transcripts.append(checked)
-    if not transcripts:
+        checked_transcripts.append((checked, notes))
+    if not checked_transcripts:
         return
-    results = ingest_transcripts(db, transcripts, project=project)
-    for transcript, result in zip(transcripts, results, strict=True):
-        report.session_ids.append(transcript.session_id)
-        report.messages += len(transcript.messages)
+    # Reported above already, so not logged again (`ingest_transcripts` logs the notes of
+    # the transcripts it prepares itself).
+    prepared = [_seal(checked, notes) for checked, notes in checked_transcripts]
+    results = ingest_transcripts(db, prepared, project=project)
+    for session, result in zip(prepared, results, strict=True):
+        report.session_ids.append(session.transcript.session_id)
+        report.messages += len(session.transcript.messages)
         if result.created:
             report.sessions_new += 1
         else:

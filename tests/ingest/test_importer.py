@@ -5,7 +5,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from axiom.ingest.importer import import_paths
+import pytest
+
+from axiom.ingest import importer
+from axiom.ingest.importer import import_paths, ingest_transcripts
+from axiom.ingest.transcript import Message, Transcript
 from axiom.observability.stats import collect_stats
 from axiom.projections import rebuild_all
 from axiom.store.db import Database
@@ -115,3 +119,73 @@ def test_an_unknown_format_name_is_a_clean_usage_error(
     result = _cli(tmp_path / "d", "import", "--format", "yaml", str(sample_session))
     assert result.returncode == 2
     assert "invalid choice: 'yaml'" in result.stderr and "Traceback" not in result.stderr
+
+
+def _watch_preparation(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """(step, whether the write transaction was open) for each preparation step the
+    importer runs, recorded through its module names."""
+    calls: list[tuple[str, bool]] = []
+    in_write = [False]
+    real_write = importer.write_projecting
+
+    def write_projecting(db, work):  # type: ignore[no-untyped-def]
+        def watched(conn):  # type: ignore[no-untyped-def]
+            in_write[0] = True
+            try:
+                return work(conn)
+            finally:
+                in_write[0] = False
+
+        return real_write(db, watched)
+
+    monkeypatch.setattr(importer, "write_projecting", write_projecting)
+    for name in ("check_transcript", "filter_transcript", "session_rows"):
+        real = getattr(importer, name)
+
+        def step(*args, _name=name, _real=real):  # type: ignore[no-untyped-def]
+            calls.append((_name, in_write[0]))
+            return _real(*args)
+
+        monkeypatch.setattr(importer, name, step)
+    return calls
+
+
+ONCE_OUTSIDE = [
+    ("check_transcript", False),
+    ("filter_transcript", False),
+    ("session_rows", False),
+]
+
+
+def test_import_prepares_each_transcript_once_before_the_write_transaction(
+    db: Database, sample_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _watch_preparation(monkeypatch)
+    report = import_paths(db, [sample_session])
+    assert report.sessions_new == 1
+    assert calls == ONCE_OUTSIDE
+
+
+def test_ingest_transcripts_prepares_before_the_write_transaction(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _watch_preparation(monkeypatch)
+    transcript = Transcript("api1", "p", "api", (Message(0, "user", "hello"),))
+    (result,) = ingest_transcripts(db, [transcript], actor="api", project=False)
+    assert result.created
+    assert calls == ONCE_OUTSIDE
+
+
+def test_a_transcript_that_would_not_project_is_never_appended(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(transcript: Transcript) -> None:
+        raise ValueError("cannot fold")
+
+    monkeypatch.setattr(importer, "session_rows", refuse)
+    monkeypatch.setattr(importer, "write_projecting", lambda db, work: pytest.fail("locked"))
+    ok = Transcript("fine", "p", "api", (Message(0, "user", "hello"),))
+    with pytest.raises(ValueError, match="cannot fold"):
+        ingest_transcripts(db, [ok], actor="api", project=False)
+    with db.read() as conn:
+        assert collect_stats(conn)["events"] == 0
