@@ -13,7 +13,9 @@ A file holds one session object or a list of them:
 with a blank line (as the Claude Code parser does) and other block types (images, tool
 calls) are skipped. Roles are lower-cased and common aliases mapped: human → user;
 ai/bot/model → assistant; developer → system; tool/function → tool_result. `timestamp` may
-be ISO text (kept as written) or Unix epoch seconds/milliseconds (turned into ISO UTC).
+be ISO text (kept as written) or Unix epoch seconds/milliseconds (turned into ISO UTC); one
+that does not parse, leaves year 1-9999 in UTC or is of another type is dropped with a
+warning and the message kept (`check_timestamp`, as the Claude Code parser does).
 `id`/`uuid` of a message, when a string, becomes its `uuid`.
 
 In a list, `<i>` is the item's 0-based position, so the id names the item `[i]` of the file.
@@ -35,7 +37,7 @@ from axiom.ingest.claude_code import ParsedFile
 from axiom.ingest.issues import InputIssue
 from axiom.ingest.sanitize import UnusableJSON
 from axiom.ingest.sanitize import load_json as load_safe_json
-from axiom.ingest.timestamps import epoch_to_iso
+from axiom.ingest.timestamps import check_timestamp
 from axiom.ingest.transcript import Message, Transcript
 
 ROLE_ALIASES = {
@@ -95,19 +97,6 @@ def load_json(path: Path, data: bytes, issues: list[InputIssue]) -> tuple[bool, 
     return True, doc
 
 
-def _timestamp(value: Any, where: str) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            return epoch_to_iso(value)
-        except (OverflowError, OSError, ValueError) as exc:
-            raise BadItem(f"{where}: 'timestamp' {value!r} is out of range") from exc
-    raise BadItem(f"{where}: 'timestamp' must be a string or a number")
-
-
 def _content_text(content: Any, where: str) -> str:
     if isinstance(content, str):
         return content
@@ -128,7 +117,7 @@ def _content_text(content: Any, where: str) -> str:
     return "\n\n".join(t for t in texts if t)
 
 
-def _message(obj: Any, index: int, where: str) -> Message:
+def _message(obj: Any, index: int, where: str, notes: list[str]) -> Message:
     if not isinstance(obj, dict):
         raise BadItem(f"{where}: message is not an object")
     raw_role = obj.get("role")
@@ -138,6 +127,9 @@ def _message(obj: Any, index: int, where: str) -> Message:
     if role is None:
         raise BadItem(f"{where}: unknown role {raw_role!r}")
     text = _content_text(obj.get("content"), where)
+    timestamp, dropped = check_timestamp(obj.get("timestamp"))
+    if dropped:
+        notes.append(f"{where}: {dropped}")
     uuid = obj.get("uuid", obj.get("id"))
     meta: dict[str, Any] = {}
     if raw_role != role:
@@ -148,7 +140,7 @@ def _message(obj: Any, index: int, where: str) -> Message:
         index=index,
         role=role,
         text=text,
-        timestamp=_timestamp(obj.get("timestamp"), where),
+        timestamp=timestamp,
         uuid=uuid if isinstance(uuid, str) else None,
         meta=meta,
     )
@@ -172,10 +164,13 @@ def _session(path: Path, obj: Any, item: int | None, issues: list[InputIssue]) -
         return None
     messages: list[Message] = []
     for i, raw in enumerate(raw_messages):
+        where = f"{prefix}.messages[{i}]".lstrip(".")
+        notes: list[str] = []
         try:
-            messages.append(_message(raw, len(messages), f"{prefix}.messages[{i}]".lstrip(".")))
+            messages.append(_message(raw, len(messages), where, notes))
         except BadItem as exc:
             issues.append(InputIssue(str(path), None, str(exc)))
+        issues.extend(InputIssue(str(path), None, note) for note in notes)
     if not messages:
         where = f"{prefix}.messages".lstrip(".")
         issues.append(InputIssue(str(path), None, f"{where}: no usable messages"))

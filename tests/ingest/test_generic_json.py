@@ -5,6 +5,8 @@ from pathlib import Path
 
 from axiom.ingest.formats import parse_file
 from axiom.ingest.generic_json import parse_generic_json
+from axiom.ingest.importer import import_paths
+from axiom.store.db import Database
 
 
 def _write(tmp_path: Path, doc: object, name: str = "chat.json") -> Path:
@@ -111,8 +113,9 @@ def test_bad_items_are_reported_with_a_json_path_and_the_rest_kept(tmp_path: Pat
     )
     parsed = parse_generic_json(path, path.read_bytes())
     (t,) = parsed.transcripts
-    assert [m.text for m in t.messages] == ["kept", "also kept"]
-    assert [m.index for m in t.messages] == [0, 1]
+    assert [m.text for m in t.messages] == ["kept", "bad time", "also kept"]
+    assert [m.index for m in t.messages] == [0, 1, 2]
+    assert t.messages[1].timestamp is None
     assert all(i.line is None for i in parsed.issues)
     assert [i.reason for i in parsed.issues] == [
         "[0].messages[1]: message is not an object",
@@ -121,7 +124,7 @@ def test_bad_items_are_reported_with_a_json_path_and_the_rest_kept(tmp_path: Pat
         "[0].messages[4]: 'content' is missing",
         "[0].messages[5]: 'content' must be a string or a list of blocks",
         "[0].messages[6].content[0]: text block has no string 'text'",
-        "[0].messages[7]: 'timestamp' must be a string or a number",
+        "[0].messages[7]: timestamp \"{'at': 1}\" is not a string; dropped",
         "[1].messages: missing or not a list",
         "[2]: session is not an object",
         "[3].messages: no usable messages",
@@ -169,3 +172,33 @@ def test_empty_files(tmp_path: Path) -> None:
     path.write_text("  \n")
     assert [i.reason for i in parse_file(path).issues] == ["file is empty"]
     assert [i.reason for i in parse_generic_json(path, b"").issues] == ["file is empty"]
+
+
+def test_a_bad_timestamp_drops_the_timestamp_not_the_message(db: Database, tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        {
+            "session_id": "times",
+            "messages": [
+                {"role": "user", "content": "late", "timestamp": "9999-12-31T23:59:59-05:00"},
+                {"role": "assistant", "content": "odd", "timestamp": {"x": 1}},
+                {"role": "user", "content": "fine", "timestamp": "2026-01-01T00:00:00Z"},
+            ],
+        },
+    )
+    report = import_paths(db, [path])
+    assert [str(i) for i in report.issues] == [
+        f"{path}: messages[0]: timestamp '9999-12-31T23:59:59-05:00' is out of range in UTC;"
+        " dropped",
+        f"{path}: messages[1]: timestamp \"{{'x': 1}}\" is not a string; dropped",
+    ]
+    assert report.sessions_new == 1 and report.messages == 3
+    with db.read() as conn:
+        rows = conn.execute(
+            "SELECT text, ts FROM messages WHERE session_id = 'times' ORDER BY message_index"
+        ).fetchall()
+    assert [(text, None if ts is None else ts.isoformat()) for text, ts in rows] == [
+        ("late", None),
+        ("odd", None),
+        ("fine", "2026-01-01T00:00:00"),
+    ]
