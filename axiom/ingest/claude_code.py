@@ -10,7 +10,8 @@ byte-order mark before the first line is dropped.
 Nothing is changed silently: where a field has the wrong shape but the line is usable, the
 value is normalized and a `file:line: reason` warning says how. Content or a text block
 that is a number or an object is stored as its JSON text; a bare string in a content list
-is kept as text, other non-blocks are skipped; a timestamp that is not ISO text is dropped
+is kept as text, other non-blocks are skipped; a tool input that is not an object is kept
+under 'value' (a missing one becomes {}); a timestamp that is not ISO text is dropped
 (a Unix epoch number is accepted and written as ISO text); ids of the wrong type become
 text or are dropped; NaN/Infinity, lone surrogates and huge integers are handled as in
 `axiom.ingest.sanitize`.
@@ -35,14 +36,13 @@ inside the main file itself (older Claude Code) stay part of the main session.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from axiom.ingest.issues import InputIssue
-from axiom.ingest.sanitize import UnusableJSON, id_text, load_json
+from axiom.ingest.sanitize import UnusableJSON, as_object, as_text, id_text, load_json
 from axiom.ingest.timestamps import check_timestamp
 from axiom.ingest.transcript import Message, ToolCall, Transcript
 
@@ -67,27 +67,16 @@ def _decode(raw: bytes, path: Path, line_no: int, issues: list[InputIssue]) -> s
         return raw.decode("utf-8", errors="replace")
 
 
-def _as_text(value: Any, what: str, notes: list[str]) -> str:
-    """Text as written; a number, object or list becomes its JSON text (noted), None ''."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    kind = "number" if isinstance(value, int | float) and not isinstance(value, bool) else None
-    notes.append(f"'{what}' is a {kind or type(value).__name__}, not text; stored as its JSON text")
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _block_text(content: Any, what: str, notes: list[str]) -> str:
     """Text of a tool_result's content, which is a string or a list of text blocks."""
     if isinstance(content, list):
         parts = [
-            _as_text(b.get("text"), f"{what}[{i}].text", notes)
+            as_text(b.get("text"), f"'{what}[{i}].text'", notes)
             for i, b in enumerate(content)
             if isinstance(b, dict) and b.get("type") == "text"
         ]
         return "\n".join(p for p in parts if p)
-    return _as_text(content, what, notes)
+    return as_text(content, f"'{what}'", notes)
 
 
 def todo_text(tool_input: dict[str, Any]) -> str | None:
@@ -118,7 +107,7 @@ def _parse_content(
     if not isinstance(content, list):
         if content is None:
             notes.append("'message.content' is missing; stored as empty text")
-        return _as_text(content, "message.content", notes), [], {}, False
+        return as_text(content, "'message.content'", notes), [], {}, False
     texts: list[str] = []
     calls: list[ToolCall] = []
     results: list[dict[str, Any]] = []
@@ -134,14 +123,13 @@ def _parse_content(
             continue
         kind = block.get("type")
         if kind == "text":
-            texts.append(_as_text(block.get("text"), f"{where}.text", notes))
+            texts.append(as_text(block.get("text"), f"'{where}.text'", notes))
         elif kind == "tool_use":
-            raw_input = block.get("input")
             calls.append(
                 ToolCall(
                     tool_use_id=str(block.get("id", "")),
                     name=str(block.get("name", "")),
-                    input=raw_input if isinstance(raw_input, dict) else {"value": raw_input},
+                    input=as_object(block.get("input"), f"'{where}.input'", notes),
                 )
             )
             if calls[-1].name == "TodoWrite" and (todo := todo_text(calls[-1].input)):
@@ -155,7 +143,7 @@ def _parse_content(
                 }
             )
         elif kind == "thinking":
-            thinking.append(_as_text(block.get("thinking"), f"{where}.thinking", notes))
+            thinking.append(as_text(block.get("thinking"), f"'{where}.thinking'", notes))
     meta: dict[str, Any] = {}
     if results:
         meta["tool_results"] = results

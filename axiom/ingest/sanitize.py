@@ -124,3 +124,26 @@ def id_text(value: Any, what: str, notes: list[str]) -> str | None:
         return str(value)
     notes.append(f"{what} is a {type(value).__name__}, not a string; dropped")
     return None
+
+
+def as_text(value: Any, what: str, notes: list[str]) -> str:
+    """Text as written; None → ''; a number, object or list becomes its JSON text (noted as
+    `what …`)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    kind = "number" if isinstance(value, int | float) and not isinstance(value, bool) else None
+    notes.append(f"{what} is a {kind or type(value).__name__}, not text; stored as its JSON text")
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def as_object(value: Any, what: str, notes: list[str]) -> dict[str, Any]:
+    """An object as written; None → {}; any other value kept under 'value' (noted as
+    `what …`)."""
+    if isinstance(value, dict):
+        return value
+    if value is None:
+        return {}
+    notes.append(f"{what} is a {type(value).__name__}, not an object; kept under 'value'")
+    return {"value": value}

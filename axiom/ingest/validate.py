@@ -23,26 +23,10 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from axiom.ingest.sanitize import clean_json, id_text
+from axiom.ingest.sanitize import as_object, as_text, clean_json, id_text
 from axiom.ingest.session_projector import session_rows
 from axiom.ingest.timestamps import check_timestamp
 from axiom.ingest.transcript import Message, ToolCall, Transcript
-
-
-def _text(value: Any, what: str, notes: list[str]) -> str:
-    if isinstance(value, str):
-        return value
-    notes.append(f"{what} is a {type(value).__name__}, not text; stored as its JSON")
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
-
-
-def _dict(value: Any, what: str, notes: list[str]) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    if value is None:
-        return {}
-    notes.append(f"{what} is a {type(value).__name__}, not an object; kept under 'value'")
-    return {"value": value}
 
 
 def _message(m: Message, position: int, notes: list[str]) -> Message:
@@ -56,20 +40,20 @@ def _message(m: Message, position: int, notes: list[str]) -> Message:
         ToolCall(
             tool_use_id=id_text(c.tool_use_id, f"{where}: tool call id", notes) or "",
             name=id_text(c.name, f"{where}: tool name", notes) or "",
-            input=_dict(c.input, f"{where}: tool input", notes),
+            input=as_object(c.input, f"{where}: tool input", notes),
         )
         for c in m.tool_calls
     )
     return Message(
         index=position,
-        role=_text(m.role, f"{where}: role", notes),
-        text=_text(m.text, f"{where}: text", notes),
+        role=as_text(m.role, f"{where}: role", notes),
+        text=as_text(m.text, f"{where}: text", notes),
         timestamp=timestamp,
         uuid=id_text(m.uuid, f"{where}: uuid", notes),
         parent_uuid=id_text(m.parent_uuid, f"{where}: parent_uuid", notes),
         is_sidechain=m.is_sidechain is True,
         tool_calls=calls,
-        meta=_dict(m.meta, f"{where}: meta", notes),
+        meta=as_object(m.meta, f"{where}: meta", notes),
     )
 
 
@@ -103,12 +87,12 @@ def check_transcript(transcript: Transcript) -> tuple[Transcript, list[str]]:
     checked = replace(
         transcript,
         session_id=sid,
-        project=_text(data.get("project") or "", "project", notes),
-        source=_text(data.get("source") or "unknown", "source", notes),
+        project=as_text(data.get("project") or "", "project", notes),
+        source=as_text(data.get("source") or "unknown", "source", notes),
         messages=tuple(messages),
         started_at=started_at,
-        title=None if title is None else _text(title, "title", notes),
-        meta=_dict(data.get("meta"), "meta", notes),
+        title=None if title is None else as_text(title, "title", notes),
+        meta=as_object(data.get("meta"), "meta", notes),
     )
     session_rows(checked)  # raises if the session projector could not fold it
     return checked, list(dict.fromkeys(notes))

@@ -112,3 +112,22 @@ def test_nan_and_infinity_become_null_and_stored_json_stays_valid(
         (payload,) = conn.execute("SELECT payload_json FROM events").fetchone()
     assert "NaN" not in payload and "Infinity" not in payload
     strict(payload)
+
+
+def test_a_tool_input_that_is_not_an_object_is_kept_under_value(
+    db: Database, tmp_path: Path
+) -> None:
+    path = tmp_path / "s.jsonl"
+    blocks = [
+        {"type": "text", "text": "calling"},
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": ["ls", "-l"]},
+        {"type": "tool_use", "id": "t2", "name": "Bash"},
+    ]
+    issues, rows = _import(db, path, _line("u1", blocks))
+    assert issues == [
+        f"{path}:1: 'message.content[1].input' is a list, not an object; kept under 'value'"
+    ]
+    assert json.loads(rows[0][2]) == [
+        {"tool_use_id": "t1", "name": "Bash", "input": {"value": ["ls", "-l"]}},
+        {"tool_use_id": "t2", "name": "Bash", "input": {}},
+    ]
