@@ -104,7 +104,7 @@ TASK_PROBLEM_FIELDS: tuple[str, ...] = ("mention", "title", "status", "priority"
 MAX_PROBLEM_VALUE_CHARS = 2000
 
 
-def _json_value(value: Any) -> Any:
+def json_value(value: Any) -> Any:
     """`value` as a JSON-ready value: unchanged when it is JSON and short, else its JSON (or
     repr) text cut to `MAX_PROBLEM_VALUE_CHARS`."""
     try:
@@ -139,7 +139,7 @@ class TaskInputProblem:
         _require_choice(self.field, TASK_PROBLEM_FIELDS, "task problem field", optional=False)
         if not isinstance(self.reason, str) or not self.reason:
             raise ValueError("task problem reason must be a non-empty string")
-        object.__setattr__(self, "value", _json_value(self.value))
+        object.__setattr__(self, "value", json_value(self.value))
 
     def to_json(self) -> dict[str, Any]:
         return {

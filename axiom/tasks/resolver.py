@@ -41,6 +41,8 @@ Observations that yielded no task at all (`RejectedInput`: a TodoWrite item that
 plain string, has no usable title, a call without a ``todos`` list) are passed as
 ``resolve(mentions, rejected=...)`` and each becomes one ``task_input_rejected`` with
 ``task_id`` null, its original value and where it was (message index, tool-use id, item).
+Every rejected value is stored through `axiom.extract.types.json_value`: kept as found
+when it is JSON, and a JSON text over 2,000 characters is cut (as `axiom.tasks.events` says).
 
 The resolver reads the task projection (entities / aliases) for matching and current
 state, and keeps it current itself by running `TaskProjector` before the first mention
@@ -61,6 +63,7 @@ from typing import Any
 
 import duckdb
 
+from axiom.extract.types import json_value
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector, set_offset
 from axiom.tasks.blockers import (
@@ -219,15 +222,6 @@ def _naive_utc(value: Any) -> datetime | None:
     return value
 
 
-def _json_ready(value: Any) -> Any:
-    """`value` if it is JSON (kept as found: a number stays a number), else its repr."""
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
-        return repr(value)
-    return value
-
-
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat(timespec="microseconds") if value is not None else None
 
@@ -307,8 +301,8 @@ class TaskResolver:
 
     def _rejected_input(self, r: RejectedInput) -> NewEvent:
         """``task_input_rejected`` (no task) for an observation that yielded no task."""
-        value = _json_ready(r.value)
-        where = {k: _json_ready(v) for k, v in sorted((r.where or {}).items())}
+        value = json_value(r.value)
+        where = {k: json_value(v) for k, v in sorted((r.where or {}).items())}
         payload = {
             "task_id": None,
             "entry_id": None,
@@ -358,7 +352,7 @@ class TaskResolver:
         value: Any,
         reason: str,
     ) -> NewEvent:
-        value = _json_ready(value)
+        value = json_value(value)
         payload = {
             "task_id": task_id,
             "entry_id": entry_id if isinstance(entry_id, str) else None,

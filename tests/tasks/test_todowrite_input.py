@@ -15,7 +15,7 @@ from axiom.pipeline.process import Pipeline, process_session
 from axiom.store.db import Database
 from axiom.tasks.events import TASK_INPUT_REJECTED
 from axiom.tasks.queries import list_tasks
-from axiom.tasks.resolver import RejectedInput, TaskResolver
+from axiom.tasks.resolver import RejectedInput, TaskMention, TaskResolver
 
 SESSION = "todo-bad-input"
 
@@ -124,3 +124,37 @@ def test_a_rejection_is_recorded_once(conn) -> None:  # type: ignore[no-untyped-
     assert [e.event_type for e in first] == [TASK_INPUT_REJECTED]
     assert first[0].payload["value"] == {"odd": [1, 2]}
     assert again == []
+
+
+def test_a_long_rejected_value_is_stored_cut_to_2000_characters(conn) -> None:  # type: ignore[no-untyped-def]
+    long_value = "x" * 5000
+    cut = json.dumps(long_value)[:2000] + "…"
+    resolver = TaskResolver(conn, "shop")
+    events = resolver.resolve(
+        [], [RejectedInput(SESSION, "mention", long_value, "todos_not_a_list")]
+    )
+    events += resolver.resolve(
+        [
+            TaskMention(
+                entry_id="e1",
+                session_id=SESSION,
+                title="Tune the cache",
+                status=long_value,
+                priority=None,
+                blocked_by=(),
+                evidence_aligned=True,
+                source="text",
+            )
+        ]
+    )
+    rejected = [e for e in events if e.event_type == TASK_INPUT_REJECTED]
+    assert [e.payload["reason"] for e in rejected] == ["todos_not_a_list", "unknown_status"]
+    stored = [
+        json.loads(r[0])["value"]
+        for r in conn.execute(
+            "SELECT payload_json FROM events WHERE event_type = ? ORDER BY seq",
+            [TASK_INPUT_REJECTED],
+        ).fetchall()
+    ]
+    assert stored == [cut, cut]
+    assert len(cut) == 2001 and cut.startswith('"xxx')
