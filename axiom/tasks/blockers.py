@@ -93,7 +93,12 @@ def blocker_match_text(raw: Any) -> str | None:
     text = raw.strip() if isinstance(raw, str) else ""
     if not text or artifact_keys_in(text):
         return None
-    cleaned = clean_condition_text(text)
+    return _match_title(clean_condition_text(text))
+
+
+def _match_title(cleaned: str) -> str | None:
+    """The matcher's text for a blocker text already through `clean_condition_text` (no
+    leading article), or None when nothing is left. Also what its condition is keyed by."""
     return _strip_article(cleaned) if normalize_text(cleaned) else None
 
 
@@ -205,8 +210,9 @@ class BlockerResolver:
                     out.add(BlockerRef(tid, "task", raw_text=text))
                     continue
                 out.problems.append(BlockerProblem(text, "unknown_task_id"))
+            # `text` is stripped and holds no strong id: what blocker_match_text(text) gives
             cleaned = clean_condition_text(text)
-            title = blocker_match_text(text)
+            title = _match_title(cleaned)
             if title is None:  # nothing left after the connective
                 out.problems.append(BlockerProblem(text, "unrecognised_blocker"))
                 continue
@@ -218,7 +224,7 @@ class BlockerResolver:
             if match.strict is not None and not explicit:
                 out.add(BlockerRef(match.strict.task_id, "task", raw_text=text))
                 continue
-            key = condition_key_for_text(self.project, text)
+            key = condition_key(self.project, title)  # = condition_key_for_text(.., text)
             cid = entity_id_for(key)
             decl = NewEvent(
                 CONDITION_DECLARED,
