@@ -465,7 +465,9 @@ class _BuildWriter:
             " WHERE c.event_type = ? AND c.session_id = ? ORDER BY c.ts, c.event_id",
             [BUILD_STARTED, ENTRY_CREATED, self.session_id],
         ).fetchall()
-        if not rows:
+        if all(built_on == ingest_id for _, _, built_on in rows):
+            # Nothing from an earlier ingest: nothing to supersede, and an entry to
+            # reactivate was always created on another ingest. Skip reading statuses.
             return
         status = self._statuses([r[0] for r in rows])
         reason = (

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from axiom.evidence.citations import get_citation
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline.entry_queries import list_entries
-from axiom.pipeline.process import Pipeline, process_session
+from axiom.pipeline.process import Pipeline, _BuildWriter, process_session
 from axiom.projections import rebuild_all
 from axiom.store.db import Database
 
@@ -134,20 +136,29 @@ def _session(*texts: str) -> Transcript:
 
 
 def test_an_entry_whose_text_comes_back_is_active_again(
-    db: Database, tmp_path: Path, snapshot, event_count
+    db: Database, tmp_path: Path, snapshot, event_count, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    status_reads = []
+    read_statuses = _BuildWriter._statuses
+
+    def counted(self: _BuildWriter, entry_ids: list[str]) -> dict[str, tuple[str, bool]]:
+        status_reads.append(len(entry_ids))
+        return read_statuses(self, entry_ids)
+
+    monkeypatch.setattr(_BuildWriter, "_statuses", counted)
     decision = "We decided to use DuckDB for the event store."
     versions = [
         _session(decision, "Nothing else."),
         _session("We decided to use SQLite for the event store.", "Nothing else."),
         _session(decision, "Nothing else, really."),
     ]
-    statuses = []
+    statuses, reads = [], []
     for version in versions:
         ingest_transcripts(db, [version])
         process_session(db, "s", _pipeline(tmp_path))
         with db.read() as conn:
             statuses.append(sorted((e.title, e.status) for e in list_entries(conn)))
+        reads.append(len(status_reads))
     duck = "We decided to use DuckDB for the event store"
     lite = "We decided to use SQLite for the event store"
     assert statuses == [
@@ -155,6 +166,7 @@ def test_an_entry_whose_text_comes_back_is_active_again(
         [(duck, "superseded"), (lite, "active")],
         [(duck, "active"), (lite, "superseded")],
     ]
+    assert reads == [0, 1, 2]  # the first build has no earlier entries: no status read
     tables, events = snapshot(db), event_count(db)
     process_session(db, "s", _pipeline(tmp_path))
     assert event_count(db) == events
