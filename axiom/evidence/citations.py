@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -249,16 +250,28 @@ def normalize_citation_id(raw: str) -> str:
 def get_citation(
     conn: duckdb.DuckDBPyConnection, citation_id: str, context: int = CONTEXT_CHARS
 ) -> Citation | None:
-    """An entry's evidence span or a message citation (whole message), with its text."""
+    """An entry's evidence span or a message citation (whole message), with its text.
+
+    The same query says whether the text is still the one cited (columns 12-14, read by
+    `_quoted_text`): for an entry span, the session's current ingest and the ingest its
+    build processed; for a message citation, its quote hash when the message text no
+    longer has it. A current citation needs no other query.
+    """
     row = conn.execute(
         "SELECT c.citation_id, c.entry_id, e.title, c.session_id, c.message_index, c.span_start,"
-        " c.span_end, c.method, c.confidence, m.text, m.role, c.created_at"
+        " c.span_end, c.method, c.confidence, m.text, m.role, c.created_at,"
+        " (SELECT s.ingest_event_id FROM sessions s WHERE s.session_id = c.session_id),"
+        " (SELECT json_extract_string(ev.payload_json, '$.ingest_event_id')"
+        "  FROM event_dedup d JOIN events ev ON ev.event_id = d.event_id"
+        "  WHERE d.dedupe_key = 'build_started:' || e.build_id),"
+        " NULL"
         " FROM citations c LEFT JOIN entries e USING (entry_id)"
         " LEFT JOIN messages m ON m.session_id = c.session_id AND m.message_index = c.message_index"
         " WHERE c.citation_id = ?"
         " UNION ALL"
         " SELECT c.citation_id, NULL, NULL, c.session_id, c.message_index, 0, c.span_end,"
-        f" '{MESSAGE_METHOD}', 1.0, m.text, m.role, c.created_at"
+        f" '{MESSAGE_METHOD}', 1.0, m.text, m.role, c.created_at, NULL, NULL,"
+        " CASE WHEN c.quote_hash IS DISTINCT FROM sha256(m.text) THEN c.quote_hash END"
         " FROM message_citations c"
         " LEFT JOIN messages m ON m.session_id = c.session_id AND m.message_index = c.message_index"
         " WHERE c.citation_id = ?",
@@ -268,7 +281,7 @@ def get_citation(
         return None
     text = row[9] or ""
     start, end = row[5], row[6]
-    quoted = _quoted_text(conn, row[1], row[3], row[4], normalize_citation_id(citation_id))
+    quoted = _quoted_text(conn, row)
     outdated = quoted is not None and quoted != text
     if outdated:
         text = quoted or ""
@@ -291,40 +304,23 @@ def get_citation(
     )
 
 
-def _quoted_text(
-    conn: duckdb.DuckDBPyConnection,
-    entry_id: str | None,
-    session_id: str,
-    message_index: int,
-    citation_id: str,
-) -> str | None:
+def _quoted_text(conn: duckdb.DuckDBPyConnection, row: Sequence[Any]) -> str | None:
     """The message text as it read when the citation was made, if that is not the stored
     one (the session was re-imported with changed text since); None when it is current.
 
-    An entry span was computed on the ingest its build processed; a message citation is
-    pinned by the hash of the text it covers.
+    `row` is `get_citation`'s. An entry span was computed on the ingest its build
+    processed (row[13]; row[12] the session's current ingest); a message citation is pinned
+    by the hash of the text it covers (row[14], only when the message no longer has it).
     """
+    entry_id, session_id, message_index = row[1], row[3], row[4]
     store = EventStore(conn)
-    current = conn.execute(
-        "SELECT ingest_event_id FROM sessions WHERE session_id = ?", [session_id]
-    ).fetchone()
-    current_ingest = current[0] if current else None
     if entry_id is not None:
-        built = conn.execute(
-            "SELECT build_id FROM entries WHERE entry_id = ?", [entry_id]
-        ).fetchone()
-        started = store.get_by_dedupe_key(f"build_started:{built[0]}") if built else None
-        ingest_id = started.payload.get("ingest_event_id") if started else None
+        current_ingest, ingest_id = row[12], row[13]
         if ingest_id is None or ingest_id == current_ingest:
             return None
         ingest = store.get(ingest_id)
         return _message_text(ingest, message_index) if ingest else None
-    wanted = conn.execute(
-        "SELECT c.quote_hash FROM message_citations c LEFT JOIN messages m"
-        " ON m.session_id = c.session_id AND m.message_index = c.message_index"
-        " WHERE c.citation_id = ? AND c.quote_hash IS DISTINCT FROM sha256(m.text)",
-        [citation_id],
-    ).fetchone()
+    wanted = row[14]
     if wanted is None:
         return None
     rows = conn.execute(
@@ -335,7 +331,7 @@ def _quoted_text(
     for (event_id,) in rows:
         ingest = store.get(event_id)
         text = _message_text(ingest, message_index) if ingest else None
-        if text is not None and _text_hash(text) == wanted[0]:
+        if text is not None and _text_hash(text) == wanted:
             return text
     return None
 
