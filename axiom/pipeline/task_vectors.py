@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from axiom.store.db import Database
-from axiom.tasks.canonical import normalize_project
 from axiom.tasks.matcher import VECTOR_K, Neighbours, project_task_ids
 
 if TYPE_CHECKING:
@@ -47,11 +46,10 @@ TASK_ROW_PREFIX = "task:"
 
 @dataclass(frozen=True)
 class NeighbourLookup:
-    """What one lookup gave: `neighbours` (None when there was no vector step), and why
-    not — `skipped` for an expected absence, `error` for something broken."""
+    """What one lookup gave: `neighbours` (None when there was no vector step) and
+    `error` when something is broken (an expected absence is only logged, at INFO)."""
 
     neighbours: Neighbours | None
-    skipped: str | None = None
     error: str | None = None
 
 
@@ -89,7 +87,7 @@ class TaskVectors:
         self, db: Database, project: str | None, texts: Sequence[str]
     ) -> NeighbourLookup:
         """``text -> [(task_id, cosine)]`` (best first, at most `k`) for every text. Never
-        raises: problems come back as `skipped` / `error` and are logged once."""
+        raises: a problem comes back as `error`; each is logged once."""
         texts = list(dict.fromkeys(t for t in texts if isinstance(t, str) and t))
         if not texts:
             return NeighbourLookup({})
@@ -125,9 +123,7 @@ class TaskVectors:
         with db.read() as conn:  # a short read, never the write lock
             ids = project_task_ids(conn, project)
         if not ids:
-            return NeighbourLookup(
-                {}, skipped=f"project {normalize_project(project)!r} has no tasks"
-            )
+            return NeighbourLookup({})  # the project has no tasks: nothing to compare with
         embedder = self._model()
         if embedder is None:
             return NeighbourLookup(None, error=self._embedder_error)
@@ -186,7 +182,7 @@ class TaskVectors:
         if message not in self._logged:
             self._logged.add(message)
             log.info("%s", message)
-        return NeighbourLookup(None, skipped=message)
+        return NeighbourLookup(None)
 
     def _error(self, message: str) -> NeighbourLookup:
         self._warn(message)
