@@ -30,7 +30,10 @@ letting noise in. Pure module: no I/O.
 from __future__ import annotations
 
 import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from axiom.extract.types import normalize_title
 
@@ -53,6 +56,7 @@ _STOP = frozenset(_STOP_WORDS.split())
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _SPEAKER = re.compile(r"^(?P<speaker>[^:\n]{1,40}):\s")
 _SUFFIXES = ("ing", "ed", "es", "s")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -90,3 +94,32 @@ def overlap(a: MemoryWords, b: MemoryWords) -> float:
 def same_memory(a: MemoryWords, b: MemoryWords) -> bool:
     """True when `a` and `b` restate one memory (see the module docstring)."""
     return len(a.words & b.words) >= MIN_SHARED_WORDS and overlap(a, b) >= MIN_OVERLAP
+
+
+class MemoryIndex(Generic[T]):
+    """Items by canonical key and by content word: `matching` finds the items that state
+    the same memory as a title (same key, or `same_memory`) without comparing it with every
+    item, only with those sharing at least `MIN_SHARED_WORDS` content words."""
+
+    def __init__(self, items: Iterable[tuple[T, str | None, MemoryWords]]) -> None:
+        self._items: list[tuple[T, MemoryWords]] = []
+        self._by_key: dict[str | None, list[int]] = defaultdict(list)
+        self._by_word: dict[str, list[int]] = defaultdict(list)
+        for position, (item, canonical_key, words) in enumerate(items):
+            self._items.append((item, words))
+            self._by_key[canonical_key].append(position)
+            for word in words.words:
+                self._by_word[word].append(position)
+
+    def matching(self, canonical_key: str, words: MemoryWords) -> list[T]:
+        """The items with `canonical_key` or restating `words`, in the order given."""
+        found = set(self._by_key.get(canonical_key, ()))
+        shared = Counter(p for w in words.words for p in self._by_word.get(w, ()))
+        found.update(
+            p
+            for p, count in shared.items()
+            if count >= MIN_SHARED_WORDS
+            and p not in found
+            and same_memory(words, self._items[p][1])
+        )
+        return [self._items[p][0] for p in sorted(found)]

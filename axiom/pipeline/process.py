@@ -25,7 +25,7 @@ import duckdb
 from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote
 from axiom.extract.types import ExtractedEntry, ExtractionResult, normalize_title
 from axiom.graduation.candidate import CandidateEntry, EvidenceSpan
-from axiom.graduation.corroboration import MemoryWords, same_memory
+from axiom.graduation.corroboration import MemoryIndex, MemoryWords
 from axiom.graduation.idris import CheckResult, IdrisChecker
 from axiom.graduation.invariants import VALIDATOR_VERSION
 from axiom.graduation.policy import GraduationPolicy
@@ -372,7 +372,7 @@ class _BuildWriter:
         self.build_id = build_id
         self.session_id = ingest.session_id
         self.appended = 0
-        self._pools: dict[str, list[tuple[tuple, MemoryWords]]] = {}  # by entry type
+        self._pools: dict[str, MemoryIndex[tuple[str, str, str]]] = {}  # by entry type
 
     def append(self, event_type: str, payload: dict[str, Any], key: str) -> StoredEvent:
         result = self.store.append(
@@ -602,17 +602,14 @@ class _BuildWriter:
         """(entry_id, session_id, stage) of verified entries from other sessions stating the
         same memory: the same canonical key, or a restatement (`same_memory`)."""
         pool = self._pools.get(candidate.entry_type)
-        if pool is None:
+        if pool is None:  # once per type and build, indexed by key and content word
             rows = corroboration_pool(self.conn, candidate.entry_type, self.session_id)
-            pool = [(r, MemoryWords.of(candidate.entry_type, r[3])) for r in rows]
+            pool = MemoryIndex(
+                ((r[0], r[1], r[2]), r[4], MemoryWords.of(candidate.entry_type, r[3])) for r in rows
+            )
             self._pools[candidate.entry_type] = pool
         words = MemoryWords.of(candidate.entry_type, candidate.title)
-        return [
-            (row[0], row[1], row[2])
-            for row, other in pool
-            if row[0] != candidate.entry_id
-            and (row[4] == canonical_key or same_memory(words, other))
-        ]
+        return [row for row in pool.matching(canonical_key, words) if row[0] != candidate.entry_id]
 
     def _certify_siblings(self, eid: str, siblings: list[tuple[str, str, str]]) -> None:
         """A newly corroborated fact also corroborates the verified entries it agrees with."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from axiom.graduation.corroboration import MemoryWords, overlap, same_memory
+from axiom.extract.types import normalize_title
+from axiom.graduation.corroboration import MemoryIndex, MemoryWords, overlap, same_memory
 
 
 def words(title: str, entry_type: str = "fact") -> MemoryWords:
@@ -61,3 +62,33 @@ def test_type_and_speaker_must_match() -> None:
     assert overlap(words(title), words(title)) == 1.0
     assert overlap(words(title), words(title, "decision")) == 0.0
     assert overlap(words(title), words(title.replace("Jon:", "Gina:"))) == 0.0
+
+
+TITLES = [
+    "Jon: I'm passionate about dancing and it brings me so much joy and fulfillment",
+    "Jon: Dancing brings me joy and it was nice to be reminded why I'm passionate about it",
+    "Jon: I'm passionate about dancing",
+    "Gina: Dancing brings me joy and I'm passionate about it",
+    "Caroline: Next month I'm having an LGBTQ art show with my paintings - can't wait",
+    "Caroline: I'm putting together an LGBTQ art show next month and I'm gonna show my paintings",
+    "Caroline: We're putting together a talent show for the kids next month",
+    "Melanie: Yeah, I love to",
+    "Melanie: I love how art lets us get our emotions out",
+    "The event store uses DuckDB with JSON columns",
+    "Our event store uses DuckDB JSON columns",
+    "The event store uses DuckDB",
+    "the event store uses duckdb",
+    "The search index uses LanceDB",
+]
+
+
+def test_the_index_finds_what_comparing_with_every_title_finds() -> None:
+    pool = [(n, normalize_title(t), words(t)) for n, t in enumerate(TITLES)]
+    index = MemoryIndex(pool)
+    for title in TITLES:
+        key, mine = normalize_title(title), words(title)
+        expected = [n for n, k, other in pool if k == key or same_memory(mine, other)]
+        assert index.matching(key, mine) == expected
+    assert index.matching(normalize_title(TITLES[0]), words(TITLES[0])) == [0, 1]  # restated
+    assert index.matching(normalize_title(TITLES[11]), words(TITLES[11])) == [9, 10, 11, 12]
+    assert index.matching("nothing like it", words("Nothing like it")) == []
