@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
-from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote
+from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote, quote_hash
 from axiom.extract.types import ExtractedEntry, ExtractionResult, normalize_title
 from axiom.graduation.candidate import CandidateEntry, EvidenceSpan
 from axiom.graduation.corroboration import MemoryIndex, MemoryWords
@@ -154,6 +154,7 @@ class _Outcome:
     alignments: dict[str, list[AlignedEvidence]]
     checks: dict[str, CheckResult]
     candidates: dict[str, CandidateEntry]
+    task_mentions: list[TaskMention] = field(default_factory=list)  # as the resolver gets them
     task_neighbours: Neighbours | None = None  # text -> [(task_id, cosine)], precomputed
 
 
@@ -181,17 +182,10 @@ def versioned_entry_id(entry: ExtractedEntry, texts: dict[int, str]) -> str:
     the same ids, so existing entries and citation ids stay; an entry quoting a message
     whose text changed gets a new id, and the old one is superseded (`_supersede`).
     """
-    digests = [
-        _text_digest(texts.get(i)) for i in dict.fromkeys(q.message_index for q in entry.evidence)
-    ]
+    quoted = (texts.get(i) for i in dict.fromkeys(q.message_index for q in entry.evidence))
+    digests = [None if text is None else quote_hash(text) for text in quoted]
     key = json.dumps([entry.entry_id, digests], ensure_ascii=False, separators=(",", ":"))
     return "ent_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
-
-
-def _text_digest(text: str | None) -> str | None:
-    if text is None:
-        return None
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _versioned(extraction: ExtractionResult, transcript: Transcript) -> ExtractionResult:
@@ -221,18 +215,22 @@ def _warn_unaligned(session_id: str, alignments: dict[str, list[AlignedEvidence]
             )
 
 
-def _task_mentions(outcome: _Outcome, session_id: str) -> list[TaskMention]:
+def _task_mentions(
+    transcript: Transcript,
+    extraction: ExtractionResult,
+    alignments: dict[str, list[AlignedEvidence]],
+) -> list[TaskMention]:
     """The task mentions of the session's extracted entries, as the resolver gets them."""
-    times = {m.index: m.timestamp for m in outcome.transcript.messages}
+    times = {m.index: m.timestamp for m in transcript.messages}
     mentions = []
-    for entry in outcome.extraction.entries:
-        aligned = outcome.alignments[entry.entry_id]
+    for entry in extraction.entries:
+        aligned = alignments[entry.entry_id]
         first = entry.evidence[0].message_index if entry.evidence else None
         mention = TaskMention.from_entry(
             entry,
-            session_id,
+            transcript.session_id,
             evidence_aligned=bool(aligned) and all(a.aligned for a in aligned),
-            observed_at=times.get(first) or outcome.transcript.started_at,
+            observed_at=times.get(first) or transcript.started_at,
         )
         if mention is not None:
             mentions.append(mention)
@@ -249,7 +247,7 @@ def _task_vectors(pipeline: Pipeline, db: Database, outcome: _Outcome, timer: _T
     if vectors is None:
         return
     try:
-        texts = matcher_texts(_task_mentions(outcome, outcome.transcript.session_id))
+        texts = matcher_texts(outcome.task_mentions)
         if not texts:
             return
         with timer.stage("task_vectors"):
@@ -295,7 +293,8 @@ def _analyse(
         }
 
     checks = timer.run("validate", validate)
-    outcome = _Outcome(transcript, extraction, alignments, checks, candidates)
+    mentions = _task_mentions(transcript, extraction, alignments)
+    outcome = _Outcome(transcript, extraction, alignments, checks, candidates, mentions)
     if db is not None and not extraction.failures:  # a failed extraction is not materialized
         _task_vectors(pipeline, db, outcome, timer)
     return outcome
@@ -513,7 +512,7 @@ class _BuildWriter:
 
     def _tasks(self, outcome: _Outcome) -> None:
         """Task mentions become task entity events (one entity per task across sessions)."""
-        mentions = _task_mentions(outcome, self.session_id)
+        mentions = outcome.task_mentions
         rejected = [
             RejectedInput(
                 self.session_id,
