@@ -39,6 +39,9 @@ from axiom.store.events import EventStore, StoredEvent
 log = logging.getLogger("axiom.projection")
 T = TypeVar("T")
 
+# Events one unit of work may find aborting (each costs a rerun) before it gives up.
+MAX_ABORTED_EVENTS = 100
+
 # (projector name, event id) -> error, for events a previous attempt of the current
 # `write_projecting` unit found to abort the transaction: recorded, not applied.
 _ABORTING: contextvars.ContextVar[dict[tuple[str, str], str] | None] = contextvars.ContextVar(
@@ -53,6 +56,10 @@ class ProjectionAborted(RuntimeError):
         super().__init__(f"projector {projector} failed on {event.event_id}: {error}")
         self.key = (projector, event.event_id)
         self.error = error
+
+    @classmethod
+    def too_many(cls, last: ProjectionAborted, count: int) -> RuntimeError:
+        return RuntimeError(f"gave up after {count} events aborted one unit of work; last: {last}")
 
 
 class Projector(Protocol):
@@ -143,7 +150,12 @@ def rebuild(conn: duckdb.DuckDBPyConnection, projectors: Sequence[Projector]) ->
 
 def write_projecting(db: Database, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
     """`work` in one write transaction, run again (from scratch, in a new transaction) each
-    time a projector's failure aborts it; the failing event is then recorded, not applied."""
+    time a projector's failure aborts it; the failing event is then recorded, not applied.
+
+    An event the unit appends itself is known by its id, which is the same on every
+    attempt because each attempt opens a new connection and DuckDB does not persist a
+    sequence value of a rolled-back transaction. Should that ever change, the attempts are
+    bounded (`MAX_ABORTED_EVENTS`) instead of looping."""
     aborting: dict[tuple[str, str], str] = {}
     while True:
         token = _ABORTING.set(dict(aborting))
@@ -153,6 +165,8 @@ def write_projecting(db: Database, work: Callable[[duckdb.DuckDBPyConnection], T
         except ProjectionAborted as exc:
             if exc.key in aborting:  # recording it did not help: give up
                 raise
+            if len(aborting) >= MAX_ABORTED_EVENTS:
+                raise ProjectionAborted.too_many(exc, len(aborting)) from exc
             log.warning("%s; running the unit of work again without it", exc)
             aborting[exc.key] = exc.error
         finally:

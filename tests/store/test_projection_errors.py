@@ -3,6 +3,7 @@ projector nor the others, and rebuild gives what incremental projection gave. Re
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from axiom.observability.stats import collect_stats
 from axiom.projections import project_all, rebuild_all
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent, StoredEvent
-from axiom.store.projection import rebuild, run_projector, write_projecting
+from axiom.store.projection import ProjectionAborted, rebuild, run_projector, write_projecting
 
 POISON = {"transcript": {"session_id": "poison", "messages": [{"index": 0, "text": "no role"}]}}
 
@@ -130,3 +131,19 @@ def test_an_event_whose_sql_aborts_the_transaction_is_recorded_on_a_second_run(
         run_projector(conn, _Probe())
     assert write_projecting(db, lambda conn: run_projector(conn, _Probe())) == 1
     assert len(probe_state()[1]) == 2
+
+
+def test_a_unit_that_keeps_aborting_on_new_events_gives_up(db: Database) -> None:
+    """Were event ids ever to differ between attempts, the reruns stop instead of looping."""
+    attempts: list[int] = []
+
+    def work(conn: duckdb.DuckDBPyConnection) -> None:
+        attempts.append(1)
+        fake = EventStore(conn).append(NewEvent("probe_event", {"n": len(attempts)})).event
+        raise ProjectionAborted("probe", replace(fake, event_id=f"ev_x{len(attempts)}"), "boom")
+
+    with pytest.raises(RuntimeError, match="gave up after 100 events"):
+        write_projecting(db, work)
+    assert len(attempts) == 101
+    with db.read() as conn:  # every attempt was rolled back
+        assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0
