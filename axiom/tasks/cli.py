@@ -178,6 +178,8 @@ def cmd_conditions_resolve(args: argparse.Namespace) -> int:
             else ""
         )
         return _fail(f"{exc}{hint}", args.json)
+    except RuntimeError as exc:  # recorded, but the projection could not apply it
+        return _fail(str(exc), args.json)
     if args.json:
         _print_json(view.to_json())
         return 0
