@@ -23,8 +23,9 @@ from axiom.extract import (
 )
 from axiom.extract.rules import MAX_QUOTE, MIN_QUOTE, RULESET_VERSION
 from axiom.ingest.transcript import Message, ToolCall, Transcript
+from tests.locomo_data import LOCOMO_DEV
 
-LOCOMO_26 = Path("/work/shared/data/locomo-dev/26.json")
+LOCOMO_26 = LOCOMO_DEV / "26.json"
 
 
 # --------------------------------------------------------------------------- helpers

@@ -11,8 +11,8 @@ from axiom.ingest.importer import import_paths
 from axiom.ingest.locomo import parse_locomo, parse_session_date
 from axiom.observability.stats import collect_stats
 from axiom.store.db import Database
+from tests.locomo_data import LOCOMO_DEV
 
-LOCOMO_DEV = Path("/work/shared/data/locomo-dev")
 DEV_FILES = sorted(LOCOMO_DEV.glob("*.json"))
 needs_dev = pytest.mark.skipif(len(DEV_FILES) < 2, reason="locomo-dev data not present")
 

@@ -14,9 +14,10 @@ from axiom.pipeline.process import Pipeline, process_session
 from axiom.projections import all_projectors, project_all, rebuild_all
 from axiom.store.db import Database
 from axiom.tasks.commands import rename_task
+from tests.locomo_data import LOCOMO_DEV
 from tests.outbox.support import by_status, jobs, session, snapshot
 
-LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
+LOCOMO = LOCOMO_DEV
 DECISION = "Decision: vectors are written by a single outbox writer only."
 TODO = "TODO: add retries to the outbox writer."
 

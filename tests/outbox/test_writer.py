@@ -18,9 +18,10 @@ from axiom.projections import project_all
 from axiom.retrieval.embedder import Embedder
 from axiom.retrieval.lexical import LanceLexicalIndex
 from axiom.store.db import Database
+from tests.locomo_data import LOCOMO_DEV
 from tests.outbox.support import ExplodingEmbedder, by_status, jobs, session
 
-LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
+LOCOMO = LOCOMO_DEV
 
 
 def _queue(db: Database, n_sessions: int = 2, n_messages: int = 20) -> int:

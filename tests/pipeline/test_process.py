@@ -13,8 +13,9 @@ from axiom.pipeline.entry_queries import entry_history, list_entries
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.projections import rebuild_all
 from axiom.store.db import Database
+from tests.locomo_data import LOCOMO_DEV
 
-LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
+LOCOMO = LOCOMO_DEV
 
 
 def _pipeline(tmp_path: Path, extractor=None) -> Pipeline:  # type: ignore[no-untyped-def]

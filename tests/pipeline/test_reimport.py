@@ -16,8 +16,9 @@ from axiom.pipeline.entry_queries import list_entries
 from axiom.pipeline.process import Pipeline, _BuildWriter, process_session
 from axiom.projections import rebuild_all
 from axiom.store.db import Database
+from tests.locomo_data import LOCOMO_DEV
 
-LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
+LOCOMO = LOCOMO_DEV
 CHANGED = ("session_1", "session_2")  # the second version rewrites these two sessions only
 
 

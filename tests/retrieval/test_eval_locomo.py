@@ -17,9 +17,10 @@ from axiom.pipeline.process import process_session
 from axiom.retrieval.eval_locomo import EvalError, run_eval
 from axiom.retrieval.search import SearchService
 from axiom.store.db import Database
+from tests.locomo_data import LOCOMO_DEV
 from tests.retrieval.conftest import CACHE_SESSION, KOREAN_SESSION, transcript
 
-LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev" / "26.json"
+LOCOMO = LOCOMO_DEV / "26.json"
 SESSION = re.compile(r"^(?:events_)?session_(\d+)(?:_date_time)?$")
 
 
