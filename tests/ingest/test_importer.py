@@ -1,8 +1,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,8 +11,8 @@ from axiom.ingest.transcript import Message, Transcript
 from axiom.observability.stats import collect_stats
 from axiom.projections import rebuild_all
 from axiom.store.db import Database
+from tests.cli_support import run_cli
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _tables(db: Database) -> dict[str, list[tuple]]:
@@ -66,17 +64,6 @@ def test_rebuild_equals_the_incremental_result(
     assert len(incremental["sessions"]) == 2
 
 
-def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "axiom", *args],
-        cwd=ROOT,
-        env={"AXIOM_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_cli_reports_bad_lines_and_exits_by_what_imported(
     tmp_path: Path, sample_session: Path
 ) -> None:
@@ -84,20 +71,20 @@ def test_cli_reports_bad_lines_and_exits_by_what_imported(
     mixed = tmp_path / "mixed.jsonl"
     lines = sample_session.read_text().splitlines()
     mixed.write_text("\n".join([*lines[:3], "{oops", *lines[3:]]))
-    result = _cli(data, "import", str(mixed))
+    result = run_cli(data, "import", str(mixed))
     assert result.returncode == 0, result.stderr
     assert f"{mixed}:4: not valid JSON" in result.stderr
-    stats = json.loads(_cli(data, "stats", "--json").stdout)
+    stats = json.loads(run_cli(data, "stats", "--json").stdout)
     assert stats["messages"] == 12
 
     junk = tmp_path / "junk.jsonl"
     junk.write_text("{oops\n")
-    failed = _cli(data, "import", str(junk))
+    failed = run_cli(data, "import", str(junk))
     assert failed.returncode == 1
     assert f"{junk}:1: not valid JSON" in failed.stderr
-    assert json.loads(_cli(data, "stats", "--json").stdout) == stats
+    assert json.loads(run_cli(data, "stats", "--json").stdout) == stats
 
-    missing = _cli(data, "import", str(tmp_path / "nope.jsonl"))
+    missing = run_cli(data, "import", str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 1 and "no such file or directory" in missing.stderr
 
 
@@ -116,7 +103,7 @@ def test_the_same_transcript_from_another_path_is_not_a_new_event(
 def test_an_unknown_format_name_is_a_clean_usage_error(
     tmp_path: Path, sample_session: Path
 ) -> None:
-    result = _cli(tmp_path / "d", "import", "--format", "yaml", str(sample_session))
+    result = run_cli(tmp_path / "d", "import", "--format", "yaml", str(sample_session))
     assert result.returncode == 2
     assert "invalid choice: 'yaml'" in result.stderr and "Traceback" not in result.stderr
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,8 @@ from axiom.pipeline.order import chronological, session_starts
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
 from axiom.tasks.queries import list_tasks
+from tests.cli_support import run_cli
 
-ROOT = Path(__file__).resolve().parents[2]
 # Three Claude Code sessions on 1, 2 and 3 March 2025; each day's TodoWrite list moves the
 # work on ("Publish the package" in progress, then completed; the release notes a day later).
 SESSIONS = sorted((Path(__file__).parent / "data" / "todo_sessions").glob("day*.jsonl"))
@@ -82,14 +81,7 @@ def test_file_names_do_not_change_the_final_task_state(
 
 
 def _axiom(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "axiom", *args],
-        cwd=ROOT,
-        env={"AXIOM_DATA_DIR": str(data), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_cli(data, *args, timeout=300)
     assert done.returncode == 0, done.stderr
     return done
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +23,7 @@ from axiom.tasks.commands import resolve_condition, resolve_condition_in
 from axiom.tasks.projector import TaskProjector
 from axiom.tasks.queries import list_resolved_conditions
 from axiom.tasks.resolver import TaskMention, TaskResolver
+from tests.cli_support import run_cli
 
 
 def main(argv: Sequence[str]) -> int:
@@ -267,14 +267,9 @@ def test_conditions_resolve_through_the_real_cli_process(
     project, _ = process_sample(db, sample_session)
     condition = _korean_condition(db)
     target = entity_id_for(task_key(project, "Publish the package to the internal index"))
-    root = Path(__file__).resolve().parents[2]
-    env = {"AXIOM_DATA_DIR": str(data), "PATH": "/usr/bin:/bin"}
 
     def axiom(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "axiom", *args],
-            cwd=root, env=env, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        return run_cli(data, *args)
 
     bad = axiom("conditions", "resolve", "cnd_nope", target)
     assert bad.returncode == 1

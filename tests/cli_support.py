@@ -1,0 +1,22 @@
+"""`python -m axiom …` in a child process, as a user runs it: the tests that need the real
+entry point (exit codes, stderr, a fresh interpreter) call `run_cli`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(data_dir: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with only `AXIOM_DATA_DIR` and a minimal PATH in its environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "axiom", *args],
+        cwd=ROOT,
+        env={"AXIOM_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
