@@ -14,7 +14,6 @@ from axiom.store.db import Database
 from tests.cli_support import run_cli
 
 
-
 def _tables(db: Database) -> dict[str, list[tuple]]:
     with db.read() as conn:
         return {
