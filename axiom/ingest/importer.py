@@ -70,11 +70,6 @@ def prepare_session(transcript: Transcript) -> PreparedSession:
     filter runs, so nothing private ever reaches the event store, and what will be stored is
     proven to project (`session_rows`). No database access: call it before the lock."""
     checked, notes = check_transcript(transcript)
-    return _seal(checked, notes)
-
-
-def _seal(checked: Transcript, notes: Iterable[str]) -> PreparedSession:
-    """`prepare_session` for a transcript `check_transcript` already returned."""
     stored = filter_transcript(checked)
     session_rows(stored)  # raises if the session projector could not fold it
     return PreparedSession(
@@ -161,22 +156,21 @@ def _import_file(
 ) -> None:
     parsed = parse_file(path, fmt)
     report.issues += parsed.issues
-    checked_transcripts: list[tuple[Transcript, list[str]]] = []
+    prepared: list[PreparedSession] = []
     for transcript in parsed.transcripts:
         try:
-            checked, notes = check_transcript(transcript)
+            session = prepare_session(transcript)
         except ValueError as exc:
             reason = f"session {transcript.session_id!r} not imported: {exc}"
             report.issues.append(InputIssue(str(path), None, reason))
             continue
-        issues = [InputIssue(str(path), None, f"session {checked.session_id}: {n}") for n in notes]
-        report.issues += issues
-        checked_transcripts.append((checked, notes))
-    if not checked_transcripts:
+        sid = session.transcript.session_id
+        report.issues += [InputIssue(str(path), None, f"session {sid}: {n}") for n in session.notes]
+        prepared.append(session)
+    if not prepared:
         return
-    # Reported above already, so not logged again (`ingest_transcripts` logs the notes of
-    # the transcripts it prepares itself).
-    prepared = [_seal(checked, notes) for checked, notes in checked_transcripts]
+    # Reported above, so not logged again (`ingest_transcripts` logs the notes only of the
+    # transcripts it prepares itself).
     results = ingest_transcripts(db, prepared, project=project)
     for session, result in zip(prepared, results, strict=True):
         report.session_ids.append(session.transcript.session_id)
