@@ -1,5 +1,5 @@
 import sys
 
-from axiom.cli import main
+from axiom.cli.main import main
 
 sys.exit(main())

@@ -6,15 +6,15 @@ scheduled job) and `rebuild_all` (replay) then both pick it up.
 
 from __future__ import annotations
 
+from axiom.builds.projector import BuildProjector
+from axiom.entries.projector import EntryProjector
 from axiom.evidence.citations import CitationProjector
 from axiom.ingest.session_projector import SessionProjector
-from axiom.outbox.config import configured_embedding_version, vectors_enabled
 from axiom.outbox.projector import OutboxProjector
-from axiom.pipeline.builds import BuildProjector
-from axiom.pipeline.entry_projector import EntryProjector
 from axiom.store.db import Database
 from axiom.store.projection import Projector, rebuild, run_projector, write_projecting
 from axiom.tasks.projector import TaskProjector
+from axiom.vectors.config import configured_embedding_version, vectors_enabled
 
 
 def all_projectors() -> list[Projector]:

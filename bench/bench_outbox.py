@@ -134,12 +134,12 @@ def percentile(values: list[float], q: float) -> float:
 
 def run(n: int, batch_size: int, embedder: Any) -> dict[str, Any]:
     from axiom.config import AxiomConfig
-    from axiom.outbox.config import configured_dim, configured_embedding_version
-    from axiom.outbox.lance_store import LanceStore
     from axiom.outbox.writer import OutboxWriter
-    from axiom.retrieval.lexical import LanceLexicalIndex
     from axiom.store.db import Database
     from axiom.store.migrate import migrate
+    from axiom.vectors.config import configured_dim, configured_embedding_version
+    from axiom.vectors.lance_store import LanceStore
+    from axiom.vectors.lexical import LanceLexicalIndex
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["AXIOM_DATA_DIR"] = tmp
@@ -224,8 +224,8 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-    from axiom.outbox.config import configured_embedder, configured_embedding_version
     from axiom.outbox.service import apply_embed_threads, configured_embed_threads
+    from axiom.vectors.config import configured_embedder, configured_embedding_version
 
     rss_start = rss_mb()
     t0 = time.perf_counter()

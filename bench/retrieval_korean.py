@@ -26,11 +26,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from axiom.retrieval.embedder import load_embedder  # noqa: E402
+from axiom.evaluation.locomo import load_conversations, turn_text  # noqa: E402
 from axiom.retrieval.fusion import blend  # noqa: E402
-from axiom.retrieval.lexical import BM25  # noqa: E402
-from axiom.retrieval.locomo import load_conversations, turn_text  # noqa: E402
 from axiom.retrieval.metrics import evaluate  # noqa: E402
+from axiom.vectors.embedder import load_embedder  # noqa: E402
+from axiom.vectors.lexical import BM25  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "korean_dev.json"
 DEV_DIR = ROOT.parent / "shared" / "data" / "locomo-dev"

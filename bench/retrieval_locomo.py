@@ -9,12 +9,12 @@ Prints, per file and for all files together, recall@1/5/10, hit@1/5/10 and MRR f
 method, then embedding throughput. Each retriever returns its top `--candidates` (100)
 documents, as the product's stores would; fusions work on those lists.
 
-Document views (see axiom.retrieval.locomo):
+Document views (see axiom.evaluation.locomo):
   plain  the turn text (+ photo caption)
   own    "[8 May 2023] Caroline: <text> [shares a photo of ...]"   (speaker + session date)
   ctx    the previous turn of the same session followed by `own`
 
-Methods: bm25 (axiom.retrieval.lexical.BM25), lance-fts (the same analyzed terms served by
+Methods: bm25 (axiom.vectors.lexical.BM25), lance-fts (the same analyzed terms served by
 LanceDB's native FTS), lance-ngram (LanceDB's own 2-3 char n-gram tokenizer on the raw
 text), <embedder> (cosine, exact), and fusions: rrf (k=60 unless named), z (z-score
 blend), mm (min-max blend); all fusions weigh their sources equally.
@@ -37,17 +37,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from axiom.retrieval.embedder import Embedder, load_embedder  # noqa: E402
-from axiom.retrieval.fusion import blend, rrf  # noqa: E402
-from axiom.retrieval.lexical import BM25, LanceLexicalIndex  # noqa: E402
-from axiom.retrieval.locomo import (  # noqa: E402
+from axiom.evaluation.locomo import (  # noqa: E402
     CATEGORY_NAMES,
     Conversation,
     load_conversations,
     turn_text,
     with_context,
 )
+from axiom.retrieval.fusion import blend, rrf  # noqa: E402
 from axiom.retrieval.metrics import Report, evaluate  # noqa: E402
+from axiom.vectors.embedder import Embedder, load_embedder  # noqa: E402
+from axiom.vectors.lexical import BM25, LanceLexicalIndex  # noqa: E402
 
 DEV_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
 KS = (1, 5, 10)

@@ -52,9 +52,9 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout
 
 from axiom.ingest.importer import ingest_transcripts  # noqa: E402
 from axiom.ingest.transcript import Message, Transcript  # noqa: E402
+from axiom.service.up import Child  # noqa: E402
 from axiom.store.db import Database  # noqa: E402
 from axiom.store.migrate import migrate  # noqa: E402
-from axiom.up import Child  # noqa: E402
 
 HOST = "127.0.0.1"
 REQUEST_TIMEOUT = 60.0  # seconds; a page slower than this is an error

@@ -7,15 +7,15 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from axiom.cli import open_database
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Transcript
-from axiom.outbox.config import vectors_enabled
 from axiom.outbox.service import drain_outbox, reconcile_outbox
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.order import chronological
 from axiom.pipeline.process import process_session
 from axiom.projections import project_all
+from axiom.store.migrate import open_database
+from axiom.vectors.config import vectors_enabled
 from config.celery import app
 
 log = logging.getLogger(__name__)

@@ -9,6 +9,7 @@ import pytest
 
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
+from config import stores
 
 SAMPLES = Path(__file__).resolve().parents[1] / "axiom" / "samples"
 SAMPLE_SESSION = next((SAMPLES / "claude_code").rglob("*.jsonl"))
@@ -39,13 +40,11 @@ def sample_session() -> Path:
 @pytest.fixture
 def site(settings, data_dir: Path, db: Database) -> Iterator[Database]:  # type: ignore[no-untyped-def]
     """Point the web layer (viewer and API) at this test's migrated database."""
-    from viewer import db as viewer_db
-
     settings.AXIOM_DATA_DIR = data_dir
     settings.AXIOM_AUTH_TOKEN = ""
-    viewer_db.reset()
+    stores.reset()
     yield db
-    viewer_db.reset()
+    stores.reset()
 
 
 # Columns holding when a row was written rather than what it says.

@@ -18,7 +18,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from axiom.evidence.citation_spans import list_citation_spans_in_session
 from axiom.ingest.session_queries import MessageRow, get_session, list_messages, list_sessions
 from axiom.observability.stats import collect_stats
-from viewer.db import get_database
+from config.stores import get_database
 from viewer.middleware import COOKIE_NAME, cookie_value, token_matches
 from viewer.spans import segments_by_message
 

@@ -19,13 +19,13 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
+from axiom.entries.queries import EntryRow, entry_history, get_entry, list_entries
 from axiom.evidence.citation_spans import list_citation_spans_for_entry
 from axiom.evidence.citations import get_citation, span_key
 from axiom.extract.types import ENTRY_TYPES
 from axiom.graduation.stages import STAGES, STATUSES
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound, approve_entry
-from axiom.pipeline.entry_queries import EntryRow, entry_history, get_entry, list_entries
-from viewer.db import get_database
+from config.stores import get_database
 from viewer.views import _fragment_wanted, _page_number
 
 ENTRIES_PER_PAGE = 50

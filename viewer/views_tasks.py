@@ -16,8 +16,8 @@ from django.utils.cache import patch_vary_headers
 
 from axiom.tasks.queries import TaskSummary, get_task, list_blocked_tasks, list_tasks
 from axiom.tasks.state import STATUSES
+from config.stores import get_database
 from viewer.blocker_graph import build_blocker_graph
-from viewer.db import get_database
 from viewer.views import _fragment_wanted, _page_number
 
 TASKS_PER_PAGE = 50

@@ -4,10 +4,10 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 
 from api.errors import NotFound
+from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import citations_for_entry, get_citation
 from axiom.pipeline.approval import approve_entry
-from axiom.pipeline.entry_queries import entry_history, get_entry, list_entries
-from viewer.db import get_database
+from config.stores import get_database
 
 router = Router(tags=["entries"])
 

@@ -9,7 +9,7 @@ from ninja import Router
 
 from api.schemas import ErrorOut, HealthOut
 from axiom.observability.stats import collect_stats
-from viewer.db import get_database
+from config.stores import get_database
 
 router = Router(tags=["health"])
 

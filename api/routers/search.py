@@ -3,44 +3,17 @@ budget), `/search/timeline` (layer 2) and `/search/details` (layer 3) for one hi
 
 from __future__ import annotations
 
-import threading
-from pathlib import Path
 from typing import Literal
 
-from django.conf import settings
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 
 from api.errors import NotFound
-from axiom.config import AxiomConfig
 from axiom.retrieval.disclosure import MAX_BUDGET, details, disclose, parse_hit_id, timeline
-from axiom.retrieval.search import MAX_K, QueryError, SearchService
-from viewer.db import get_database
+from axiom.retrieval.search import MAX_K, QueryError
+from config.stores import get_database, get_search_service
 
 router = Router(tags=["search"])
-
-_lock = threading.Lock()
-_services: dict[Path, SearchService] = {}
-
-
-def get_search_service() -> SearchService:
-    """One service per data dir: it keeps the LanceDB handle and the loaded model."""
-    data_dir = Path(settings.AXIOM_DATA_DIR)
-    with _lock:
-        service = _services.get(data_dir)
-        if service is None:
-            get_database()  # migrated before the first read
-            service = SearchService.from_config(AxiomConfig(data_dir=data_dir))
-            _services[data_dir] = service
-    return service
-
-
-def reset() -> None:
-    """Forget the cached services (tests point the settings at a fresh data dir)."""
-    with _lock:
-        for service in _services.values():
-            service.close()
-        _services.clear()
 
 
 class SearchParams(Schema):

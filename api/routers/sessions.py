@@ -8,7 +8,7 @@ from ninja import Query, Router
 from api.errors import NotFound
 from api.schemas import ErrorOut, PageParams, SessionDetailOut, SessionPageOut
 from axiom.ingest.session_queries import get_session, list_messages, list_sessions
-from viewer.db import get_database
+from config.stores import get_database
 
 router = Router(tags=["sessions"])
 

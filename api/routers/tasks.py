@@ -25,7 +25,7 @@ from api.schemas_tasks import (
 )
 from axiom.tasks.commands import resolve_condition_in
 from axiom.tasks.queries import get_task, list_blocked_tasks, list_resolved_conditions, list_tasks
-from viewer.db import get_database
+from config.stores import get_database
 
 router = Router(tags=["tasks"])
 

@@ -8,15 +8,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from axiom.config import AxiomConfig
-from axiom.outbox.config import (
+from axiom.outbox.writer import DrainReport, OutboxWriter, ReconcileReport
+from axiom.store.db import Database
+from axiom.vectors.config import (
     configured_dim,
     configured_embedder,
     configured_embedding_version,
 )
-from axiom.outbox.lance_store import LanceStore
-from axiom.outbox.writer import DrainReport, OutboxWriter, ReconcileReport
-from axiom.retrieval.embedder import Embedder, Kind
-from axiom.store.db import Database
+from axiom.vectors.embedder import Embedder, Kind
+from axiom.vectors.lance_store import LanceStore
 
 # Jobs per claim for the writer the CLI and Celery run (`AXIOM_OUTBOX_BATCH_SIZE`). On
 # 2 cores the model is the bottleneck; what a batch adds around it — three short DuckDB

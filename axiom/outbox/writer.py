@@ -40,8 +40,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from axiom.outbox.config import context_rows_enabled, embedding_version_of
-from axiom.outbox.lance_store import (
+from axiom.store.db import Database
+from axiom.vectors.config import context_rows_enabled, embedding_version_of
+from axiom.vectors.embedder import Embedder
+from axiom.vectors.lance_store import (
     LanceStore,
     LanceStoreError,
     context_row_id,
@@ -53,8 +55,6 @@ from axiom.outbox.lance_store import (
     message_row_id,
     task_row_id,
 )
-from axiom.retrieval.embedder import Embedder
-from axiom.store.db import Database
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from axiom.pipeline.entry_projector import ENTRY_PROMOTED
-from axiom.pipeline.entry_queries import get_entry
+from axiom.entries.projector import ENTRY_PROMOTED
+from axiom.entries.queries import get_entry
 from axiom.projections import all_projectors
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent

@@ -17,15 +17,15 @@ import os
 from axiom.config import AxiomConfig
 from axiom.evidence.aligner import DEFAULT_FUZZY_THRESHOLD, EvidenceAligner
 from axiom.extract.rules import RuleExtractor
-from axiom.outbox.config import (
+from axiom.pipeline.process import Extractor, Pipeline
+from axiom.pipeline.task_vectors import TaskVectors
+from axiom.vectors.config import (
     configured_dim,
     configured_embedder_name,
     configured_embedding_version,
     shared_embedder,
     vectors_enabled,
 )
-from axiom.pipeline.process import Extractor, Pipeline
-from axiom.pipeline.task_vectors import TaskVectors
 
 
 def configured_extractor() -> Extractor:
@@ -79,7 +79,7 @@ def configured_task_vectors(config: AxiomConfig) -> TaskVectors | None:
     the model only once a task row exists (`shared_embedder`: once per process)."""
     if not (vectors_enabled() and task_vectors_enabled()):
         return None
-    from axiom.outbox.lance_store import LanceStore
+    from axiom.vectors.lance_store import LanceStore
 
     store = LanceStore(config.lancedb_dir, configured_embedding_version(), configured_dim())
     return TaskVectors(store, functools.partial(shared_embedder, configured_embedder_name()))

@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
+from axiom.builds.projector import BUILD_FINISHED, BUILD_STARTED, BuildSpec, StageMetric
+from axiom.entries.projector import ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED
+from axiom.entries.queries import corroboration_pool
 from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote, quote_hash
 from axiom.extract.types import ExtractedEntry, ExtractionResult, normalize_title
 from axiom.graduation.candidate import CandidateEntry, EvidenceSpan
@@ -31,9 +34,6 @@ from axiom.graduation.invariants import VALIDATOR_VERSION
 from axiom.graduation.policy import GraduationPolicy
 from axiom.ingest.session_projector import SESSION_INGESTED
 from axiom.ingest.transcript import Transcript
-from axiom.pipeline.builds import BUILD_FINISHED, BUILD_STARTED, BuildSpec, StageMetric
-from axiom.pipeline.entry_projector import ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED
-from axiom.pipeline.entry_queries import corroboration_pool
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector, write_projecting

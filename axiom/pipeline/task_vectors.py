@@ -17,7 +17,7 @@ the model is not loaded, so runs that never embedded a task (tests, `eval locomo
 install) pay nothing. An unreadable table, a model that cannot be loaded or one whose
 ``name@version`` is not the table's: one WARNING line, no vector step (a model that
 failed is not retried in this process; a table is re-opened next time). The model is
-loaded on first use and kept for the process (`axiom.outbox.config.shared_embedder`).
+loaded on first use and kept for the process (`axiom.vectors.config.shared_embedder`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from axiom.store.db import Database
 from axiom.tasks.matcher import VECTOR_K, Neighbours, project_task_ids
 
 if TYPE_CHECKING:
-    from axiom.outbox.lance_store import LanceStore
-    from axiom.retrieval.embedder import Embedder
+    from axiom.vectors.embedder import Embedder
+    from axiom.vectors.lance_store import LanceStore
 
 log = logging.getLogger(__name__)
 

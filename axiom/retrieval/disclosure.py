@@ -185,8 +185,8 @@ def details(
 def _entry_detail(
     conn: duckdb.DuckDBPyConnection, entry_id: str, max_chars: int
 ) -> dict[str, Any] | None:
+    from axiom.entries.queries import get_entry
     from axiom.evidence.citations import span_key
-    from axiom.pipeline.entry_queries import get_entry
 
     entry = get_entry(conn, entry_id)
     if entry is None:

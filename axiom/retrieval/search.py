@@ -103,10 +103,10 @@ from typing import Any, Literal
 import numpy as np
 
 from axiom.evidence.citations import first_citations, message_citations
-from axiom.retrieval.embedder import Embedder
 from axiom.retrieval.fusion import FusedHit, blend, rrf
-from axiom.retrieval.lexical import DEFAULT_ANALYZER, Analyzer
 from axiom.store.db import Database
+from axiom.vectors.embedder import Embedder
+from axiom.vectors.lexical import DEFAULT_ANALYZER, Analyzer
 
 Mode = Literal["hybrid", "fts", "vector"]
 Fusion = Literal["zscore", "minmax", "rrf"]
@@ -494,7 +494,7 @@ class SearchService:
     def __init__(
         self,
         db: Database,
-        store: Any,  # axiom.outbox.lance_store.LanceStore
+        store: Any,  # axiom.vectors.lance_store.LanceStore
         embedder: Embedder | Callable[[], Embedder] | None = None,
         *,
         analyzer: Analyzer = DEFAULT_ANALYZER,
@@ -532,12 +532,12 @@ class SearchService:
     def from_config(cls, config: Any = None) -> SearchService:
         """The service over `AxiomConfig.from_env()` with the configured embedder."""
         from axiom.config import AxiomConfig
-        from axiom.outbox.config import (
+        from axiom.vectors.config import (
             configured_dim,
             configured_embedder,
             configured_embedding_version,
         )
-        from axiom.outbox.lance_store import LanceStore
+        from axiom.vectors.lance_store import LanceStore
 
         config = config or AxiomConfig.from_env()
         try:
@@ -559,7 +559,7 @@ class SearchService:
             return self._table
 
     def _open_table(self) -> Any:
-        from axiom.outbox.lance_store import LanceStoreError
+        from axiom.vectors.lance_store import LanceStoreError
 
         try:
             return self.store.open_table_for_read()

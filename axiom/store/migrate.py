@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 
+from axiom.config import AxiomConfig
 from axiom.store.db import Database, DatabaseMissing
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations_duckdb"
@@ -54,3 +55,12 @@ def migrate(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
             conn.execute("INSERT INTO schema_migrations (name) VALUES (?)", [path.name])
             applied.append(path.name)
     return applied
+
+
+def open_database(config: AxiomConfig | None = None) -> Database:
+    """The configured database, migrated to the current schema: the one way every driver
+    (CLI, Celery tasks, web, API) gets its `Database`."""
+    config = config or AxiomConfig.from_env()
+    db = Database(config.duckdb_path)
+    migrate(db)
+    return db

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from api.routers import search as search_router
 from axiom.ingest.importer import import_paths
 from axiom.outbox.service import configured_writer
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
+from config import stores
 
 
 @pytest.fixture
@@ -21,9 +21,9 @@ def searchable(site, sample_session: Path, monkeypatch: pytest.MonkeyPatch) -> I
     (sid,) = import_paths(site, [sample_session]).session_ids
     process_session(site, sid, configured_pipeline())
     assert configured_writer(site).drain().remaining == 0
-    search_router.reset()
+    stores.reset()
     yield sid
-    search_router.reset()
+    stores.reset()
 
 
 def test_search_returns_hits_with_breakdowns_tiers_and_citations(client, searchable) -> None:
@@ -78,16 +78,16 @@ def test_bad_queries_are_422_with_a_reason(client, searchable) -> None:
 
 def test_no_index_yet_is_503_saying_what_to_run(client, site, monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setenv("AXIOM_EMBEDDER", "e5")
-    search_router.reset()
+    stores.reset()
     response = client.get("/api/v1/search", {"q": "anything"})
-    search_router.reset()
+    stores.reset()
     assert response.status_code == 503
     assert "outbox drain" in response.json()["detail"]
 
 
 def test_an_unknown_model_is_503(client, site, monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setenv("AXIOM_EMBEDDER", "gpt-embed-9")
-    search_router.reset()
+    stores.reset()
     response = client.get("/api/v1/search", {"q": "anything"})
-    search_router.reset()
+    stores.reset()
     assert response.status_code == 503 and "gpt-embed-9" in response.json()["detail"]

@@ -11,7 +11,7 @@ from django.contrib.staticfiles import finders
 
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
-from viewer import db as viewer_db
+from config import stores
 
 SAMPLE_ID = "7f3c9a2e-5b1d-4c8e-9a6f-2d4e8b1c0a57"
 
@@ -51,7 +51,7 @@ def test_health_reports_counts(client, sample, data_dir):
 
 
 def test_a_missing_database_is_a_503(client, site):
-    database = viewer_db.get_database()
+    database = stores.get_database()
     database.path.unlink()
     response = client.get("/api/v1/health")
     assert response.status_code == 503

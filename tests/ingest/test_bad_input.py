@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from axiom.cli import main
+from axiom.cli.main import main
 from axiom.ingest import formats
 from axiom.ingest.importer import import_paths
 from axiom.observability.stats import collect_stats

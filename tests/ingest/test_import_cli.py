@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from axiom.cli import main
+from axiom.cli.main import main
 from axiom.observability.stats import collect_stats
 from axiom.store.db import Database
 

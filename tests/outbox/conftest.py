@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from axiom.outbox.config import configured_embedding_version, embedding_version_of, shared_embedder
-from axiom.outbox.lance_store import LanceStore
 from axiom.outbox.writer import OutboxWriter
-from axiom.retrieval.embedder import Embedder
 from axiom.store.db import Database
+from axiom.vectors.config import configured_embedding_version, embedding_version_of, shared_embedder
+from axiom.vectors.embedder import Embedder
+from axiom.vectors.lance_store import LanceStore
 
 
 def _load_queue_fixtures() -> Any:

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from axiom.ingest.transcript import Message, Transcript
-from axiom.retrieval.embedder import Embedder, Kind
 from axiom.store.db import Database
+from axiom.vectors.embedder import Embedder, Kind
 
 
 class ExplodingEmbedder:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from axiom.cli import main
+from axiom.cli.main import main
 from axiom.ingest.importer import ingest_transcripts
 from axiom.store.db import Database
 from tests.outbox.support import by_status, session

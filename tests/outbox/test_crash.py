@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from axiom.ingest.importer import ingest_transcripts
-from axiom.outbox.lance_store import LanceStore
 from axiom.outbox.writer import OutboxWriter
 from axiom.projections import project_all
 from axiom.store.db import Database
+from axiom.vectors.lance_store import LanceStore
 from tests.outbox.support import by_status, session
 
 pytestmark = pytest.mark.slow

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from axiom.entries.projector import EntryProjector
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import import_paths, ingest_transcripts
-from axiom.outbox.config import configured_embedding_version
 from axiom.outbox.projector import OutboxProjector, job_id
 from axiom.outbox.writer import OutboxWriter
-from axiom.pipeline.entry_projector import EntryProjector
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.projections import all_projectors, project_all, rebuild_all
 from axiom.store.db import Database
 from axiom.tasks.commands import rename_task
+from axiom.vectors.config import configured_embedding_version
 from tests.locomo_data import LOCOMO_DEV
 from tests.outbox.support import by_status, jobs, session, snapshot
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from celery import Celery
 
-from axiom.cli import open_database
 from axiom.outbox.service import configured_store
+from axiom.store.migrate import open_database
 from tests.outbox.support import by_status, jobs
 
 pytestmark = pytest.mark.slow

@@ -11,13 +11,13 @@ import pytest
 
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import import_paths, ingest_transcripts
-from axiom.outbox.lance_store import LanceStore
 from axiom.outbox.writer import ITEM_NOT_FOUND, OutboxConfigError, OutboxWriter
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.projections import project_all
-from axiom.retrieval.embedder import Embedder
-from axiom.retrieval.lexical import LanceLexicalIndex
 from axiom.store.db import Database
+from axiom.vectors.embedder import Embedder
+from axiom.vectors.lance_store import LanceStore
+from axiom.vectors.lexical import LanceLexicalIndex
 from tests.locomo_data import LOCOMO_DEV
 from tests.outbox.support import ExplodingEmbedder, by_status, jobs, session
 

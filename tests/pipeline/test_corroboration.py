@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from axiom.entries.queries import list_entries
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
-from axiom.pipeline.entry_queries import list_entries
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.projections import rebuild_all
 from axiom.store.db import Database

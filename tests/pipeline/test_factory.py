@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from axiom.cli import main, open_database
+from axiom.cli.main import main
 from axiom.ingest.importer import import_paths
-from axiom.outbox.config import configured_embedding_version
 from axiom.pipeline.factory import ConfigurationError, configured_pipeline
 from axiom.pipeline.process import process_session
 from axiom.store.events import canonical_json
+from axiom.store.migrate import open_database
+from axiom.vectors.config import configured_embedding_version
 
 
 def test_the_build_spec_records_the_default_embedder(monkeypatch: pytest.MonkeyPatch) -> None:

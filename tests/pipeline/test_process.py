@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
+from axiom.entries.queries import entry_history, list_entries
 from axiom.extract.llm import LLMExtractor
 from axiom.extract.rules import RuleExtractor
 from axiom.extract.types import ExtractedEntry, ExtractedEvidence, ExtractionResult
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
-from axiom.pipeline.entry_queries import entry_history, list_entries
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.projections import rebuild_all
 from axiom.store.db import Database

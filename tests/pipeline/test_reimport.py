@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from axiom.entries.queries import list_entries
 from axiom.evidence.citations import get_citation
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
-from axiom.pipeline.entry_queries import list_entries
 from axiom.pipeline.process import Pipeline, _BuildWriter, process_session
 from axiom.projections import rebuild_all
 from axiom.store.db import Database

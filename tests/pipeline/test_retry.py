@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from axiom.cli import main, open_database
+from axiom.cli.main import main
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
+from axiom.store.migrate import open_database
 
 GOOD_REPLY = json.dumps(
     {

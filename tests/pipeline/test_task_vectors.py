@@ -20,19 +20,19 @@ import pytest
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, ToolCall, Transcript
-from axiom.outbox.config import embedding_version_of, shared_embedder
-from axiom.outbox.lance_store import LanceStore
 from axiom.outbox.writer import OutboxWriter
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.pipeline.task_vectors import TaskVectors
-from axiom.retrieval.embedder import Embedder, EmbedderLoadError
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
 from axiom.tasks.canonical import normalize_text
 from axiom.tasks.events import TASK_MENTIONED
 from axiom.tasks.matcher import SUGGEST_MIN, similarity
 from axiom.tasks.resolver import TaskMention, TaskResolver
+from axiom.vectors.config import embedding_version_of, shared_embedder
+from axiom.vectors.embedder import Embedder, EmbedderLoadError
+from axiom.vectors.lance_store import LanceStore
 
 OLD = "Speed up the CI pipeline"
 NEW = "Make continuous integration faster"

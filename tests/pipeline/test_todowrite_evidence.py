@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from axiom.entries.queries import list_entries
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, ToolCall, Transcript
-from axiom.pipeline.entry_queries import list_entries
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.store.db import Database
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from axiom.entries.queries import list_entries
 from axiom.extract.llm import LLMExtractor
 from axiom.extract.types import ExtractedEntry, ExtractedEvidence, ExtractionResult
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
-from axiom.pipeline.entry_queries import list_entries
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.store.db import Database
 

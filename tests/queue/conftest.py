@@ -17,7 +17,7 @@ import pytest
 from celery import Celery
 from celery.contrib.testing.worker import start_worker
 
-from axiom.broker import Broker, die_with_parent, start_broker
+from axiom.service.broker import Broker, die_with_parent, start_broker
 from axiom.store.db import Database
 
 ROOT = Path(__file__).resolve().parents[2]

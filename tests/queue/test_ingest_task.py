@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from celery import Celery
 
-from axiom.cli import open_database
 from axiom.ingest.formats import parse_file
 from axiom.ingest.session_queries import get_session, list_messages, list_sessions
 from axiom.observability.stats import collect_stats
 from axiom.store.db import Database
+from axiom.store.migrate import open_database
 from axiom.tasks.queries import list_tasks
 
 Waiter = Callable[..., Any]

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from celery import Celery
 
-from axiom.cli import open_database
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.store.db import Database
+from axiom.store.migrate import open_database
 
 pytestmark = pytest.mark.slow
 

@@ -15,15 +15,15 @@ import pytest
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
-from axiom.outbox.config import embedding_version_of
-from axiom.outbox.lance_store import LanceStore
 from axiom.outbox.projector import OutboxProjector
 from axiom.outbox.writer import OutboxWriter
 from axiom.pipeline.process import Pipeline, process_session
-from axiom.retrieval.lexical import DEFAULT_ANALYZER
 from axiom.retrieval.search import SearchService
 from axiom.store.db import Database
 from axiom.store.projection import run_projector
+from axiom.vectors.config import embedding_version_of
+from axiom.vectors.lance_store import LanceStore
+from axiom.vectors.lexical import DEFAULT_ANALYZER
 
 
 class HashEmbedder:

@@ -8,11 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from axiom.entries.projector import ENTRY_STATUS_CHANGED
 from axiom.evidence.citations import get_citation
-from axiom.outbox.lance_store import LanceStore
-from axiom.pipeline.entry_projector import ENTRY_STATUS_CHANGED
 from axiom.projections import project_all
-from axiom.retrieval.embedder import EmbedderLoadError
 from axiom.retrieval.fusion import blend
 from axiom.retrieval.search import (
     MAX_QUERY_CHARS,
@@ -28,6 +26,8 @@ from axiom.retrieval.search import (
 )
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent
+from axiom.vectors.embedder import EmbedderLoadError
+from axiom.vectors.lance_store import LanceStore
 
 # --- pure parts -----------------------------------------------------------------------------
 

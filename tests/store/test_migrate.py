@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from axiom.cli import main
+from axiom.cli.main import main
 from axiom.store.db import Database
 from axiom.store.migrate import MIGRATIONS_DIR, migrate, migration_files, pending_migrations
 

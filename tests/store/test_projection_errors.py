@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from axiom.cli import main
+from axiom.cli.main import main
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.observability.stats import collect_stats

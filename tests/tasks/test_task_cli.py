@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from axiom.cli.tasks import register
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.claude_code import parse_claude_code
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent
 from axiom.store.migrate import migrate
 from axiom.tasks.canonical import entity_id_for, task_key
-from axiom.tasks.cli import register
 from axiom.tasks.commands import resolve_condition, resolve_condition_in
 from axiom.tasks.projector import TaskProjector
 from axiom.tasks.queries import list_resolved_conditions
@@ -158,7 +158,7 @@ def test_processing_the_sample_twice_creates_nothing(db, sample, sample_session)
 
 
 def test_the_axiom_cli_has_the_task_commands() -> None:
-    from axiom.cli import build_parser  # imported here: the CLI module pulls in every stage
+    from axiom.cli.main import build_parser
 
     parser = build_parser()
     assert parser.parse_args(["blocked", "--json"]).json is True

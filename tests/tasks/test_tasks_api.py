@@ -18,7 +18,7 @@ from axiom.store.db import Database
 from axiom.tasks.canonical import entity_id_for, task_key
 from axiom.tasks.commands import resolve_condition
 from axiom.tasks.resolver import TaskMention, TaskResolver
-from viewer import db as viewer_db
+from config import stores
 
 PROJECT = "axiom"
 
@@ -31,7 +31,7 @@ def tid(title: str) -> str:
 def client(settings, data_dir: Path, db: Database) -> Iterator[TestClient]:
     settings.AXIOM_DATA_DIR = data_dir
     settings.AXIOM_AUTH_TOKEN = ""
-    viewer_db.reset()
+    stores.reset()
     api = NinjaAPI(urls_namespace="tasks-api-test")
     api.add_router("/v1/", router)
 
@@ -49,7 +49,7 @@ def client(settings, data_dir: Path, db: Database) -> Iterator[TestClient]:
             ]
         )  # fmt: skip
     yield TestClient(api)
-    viewer_db.reset()
+    stores.reset()
 
 
 def test_tasks_lists_and_filters_by_status(client) -> None:

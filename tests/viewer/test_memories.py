@@ -12,10 +12,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from axiom.entries.queries import EntryRow, list_entries
 from axiom.evidence.citations import citations_for_entry, get_citation
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, ToolCall, Transcript
-from axiom.pipeline.entry_queries import EntryRow, list_entries
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
 

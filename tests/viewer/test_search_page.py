@@ -14,7 +14,7 @@ from axiom.ingest.transcript import Message, Transcript
 from axiom.outbox.service import configured_writer
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
-from viewer import views_search
+from config import stores
 
 XSS = "Decision: we will show <script>alert('x')</script> as plain text in search."
 
@@ -28,9 +28,9 @@ def searchable(site, sample_session: Path, monkeypatch: pytest.MonkeyPatch) -> I
     for session_id in (sid, "xss"):
         process_session(site, session_id, configured_pipeline())
     assert configured_writer(site).drain().remaining == 0
-    views_search.reset()
+    stores.reset()
     yield sid
-    views_search.reset()
+    stores.reset()
 
 
 def test_the_page_lists_hits_with_breakdown_and_citation_links(client, searchable) -> None:
@@ -61,10 +61,10 @@ def test_transcript_text_is_escaped(client, searchable) -> None:
 
 def test_errors_are_shown_on_the_page(client, site, monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setenv("AXIOM_EMBEDDER", "e5")
-    views_search.reset()
+    stores.reset()
     empty = client.get(reverse("viewer-search"))
     missing = client.get(reverse("viewer-search"), {"q": "anything"})
-    views_search.reset()
+    stores.reset()
     assert empty.status_code == 200 and "search-hit" not in empty.content.decode()
     assert missing.status_code == 200 and "outbox drain" in missing.content.decode()
 

@@ -24,7 +24,7 @@ Single writer. LanceDB stores a key twice when two processes `merge_insert` it a
 so while holding `writer_lock()`. Everyone else calls `open_table_for_read()`, which sets
 `read_consistency_interval` so a long-lived reader sees the writer's later commits.
 
-Full-text search: `lex_terms` holds the terms of `axiom.retrieval.lexical.DEFAULT_ANALYZER`
+Full-text search: `lex_terms` holds the terms of `axiom.vectors.lexical.DEFAULT_ANALYZER`
 (Porter-stemmed English, 2-3 character n-grams for Korean/CJK) and is indexed with
 `LanceLexicalIndex`'s whitespace tokenizer config, so query with
 `LanceLexicalIndex().search(table, query)`. Rows appended after the last `optimize()` are
@@ -47,7 +47,7 @@ import numpy as np
 import pyarrow as pa
 
 from axiom.ingest.locomo import parse_session_date
-from axiom.retrieval.lexical import DEFAULT_ANALYZER, Analyzer, LanceLexicalIndex
+from axiom.vectors.lexical import DEFAULT_ANALYZER, Analyzer, LanceLexicalIndex
 
 TABLE_PREFIX = "memories_"
 # A `context` row is written with its message by the same job: the previous message of the

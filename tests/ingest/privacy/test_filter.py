@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from axiom.privacy.filter import PRIVATE_MARKER, FilterResult, PrivacyFilter
+from axiom.ingest.privacy.filter import PRIVATE_MARKER, FilterResult, PrivacyFilter
 
 FILTER = PrivacyFilter()
 

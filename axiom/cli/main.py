@@ -9,27 +9,20 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from axiom.cli.outbox import register as register_outbox_commands
+from axiom.cli.pipeline import process_sessions, summarize
+from axiom.cli.pipeline import register as register_pipeline_commands
+from axiom.cli.retrieval import register as register_retrieval_commands
+from axiom.cli.tasks import register as register_task_commands
 from axiom.config import AxiomConfig
-from axiom.ingest.formats import PARSERS
+from axiom.ingest.formats import PARSERS, discover
 from axiom.ingest.importer import import_paths
 from axiom.observability.stats import collect_stats
-from axiom.outbox.cli import register as register_outbox_commands
-from axiom.pipeline.cli import register as register_pipeline_commands
 from axiom.pipeline.factory import ConfigurationError
 from axiom.projections import rebuild_all
-from axiom.retrieval.cli import register as register_retrieval_commands
+from axiom.service.up import register as register_up_command
 from axiom.store.db import Database
-from axiom.store.migrate import migrate
-from axiom.tasks.cli import register as register_task_commands
-from axiom.up import register as register_up_command
-
-
-def open_database(config: AxiomConfig | None = None) -> Database:
-    """The configured database, migrated to the current schema."""
-    config = config or AxiomConfig.from_env()
-    db = Database(config.duckdb_path)
-    migrate(db)
-    return db
+from axiom.store.migrate import migrate, open_database
 
 
 def _progress(total: int, enabled: bool):  # noqa: ANN202 - tqdm or a no-op
@@ -48,8 +41,6 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from axiom.ingest.formats import discover
-
     db = open_database()
     paths = [Path(p) for p in args.paths]
     files, _ = discover(paths)
@@ -67,8 +58,6 @@ def cmd_import(args: argparse.Namespace) -> int:
         f" {len(report.issues)} problem(s)"
     )
     if report.session_ids and not args.no_process:
-        from axiom.pipeline.cli import process_sessions, summarize
-
         show = sys.stderr.isatty() and not args.quiet
         print(summarize(process_sessions(db, report.session_ids, progress=show)))
     return 0 if report.imported_anything else 1

@@ -8,9 +8,9 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import get_citation, normalize_citation_id
 from axiom.ingest.session_queries import list_messages, list_sessions
-from axiom.pipeline.entry_queries import entry_history, get_entry, list_entries
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.order import chronological
 from axiom.pipeline.process import ProcessReport, process_session
@@ -59,7 +59,7 @@ def summarize(reports: list[ProcessReport]) -> str:
 
 
 def cmd_process(args: argparse.Namespace) -> int:
-    from axiom.cli import open_database
+    from axiom.store.migrate import open_database
 
     db = open_database()
     ids = args.session_ids or all_session_ids(db)
@@ -69,7 +69,7 @@ def cmd_process(args: argparse.Namespace) -> int:
 
 
 def cmd_entries(args: argparse.Namespace) -> int:
-    from axiom.cli import open_database
+    from axiom.store.migrate import open_database
 
     with open_database().read() as conn:
         rows = list_entries(conn, stage=args.stage, entry_type=args.type, status=args.status)
@@ -86,7 +86,7 @@ def cmd_entries(args: argparse.Namespace) -> int:
 
 
 def cmd_entry(args: argparse.Namespace) -> int:
-    from axiom.cli import open_database
+    from axiom.store.migrate import open_database
 
     with open_database().read() as conn:
         row = get_entry(conn, args.entry_id)
@@ -143,7 +143,7 @@ def export_lines(db: Database) -> Iterator[dict[str, Any]]:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from axiom.cli import open_database
+    from axiom.store.migrate import open_database
 
     for line in export_lines(open_database()):
         sys.stdout.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
@@ -151,7 +151,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_cite(args: argparse.Namespace) -> int:
-    from axiom.cli import open_database
+    from axiom.store.migrate import open_database
 
     with open_database().read() as conn:
         citation = get_citation(conn, args.citation_id)

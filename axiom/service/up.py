@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from axiom.broker import Broker, BrokerUnavailable, die_with_parent, start_broker
 from axiom.config import AxiomConfig
 from axiom.ingest.formats import discover, parse_file
 from axiom.ingest.session_queries import get_session
+from axiom.service.broker import Broker, BrokerUnavailable, die_with_parent, start_broker
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
 

@@ -11,7 +11,7 @@ from axiom.outbox.writer import DrainReport
 
 
 def _open() -> Any:
-    from axiom.cli import open_database
+    from axiom.store.migrate import open_database
 
     return open_database()
 
@@ -60,8 +60,8 @@ def cmd_drain(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from axiom.observability.stats import OUTBOX_STATUSES
-    from axiom.outbox.lance_store import LanceStoreError
     from axiom.outbox.service import configured_store
+    from axiom.vectors.lance_store import LanceStoreError
 
     store = configured_store()
     with _open().read() as conn:

@@ -8,7 +8,7 @@ import lancedb
 import pyarrow as pa
 import pytest
 
-from axiom.retrieval.lexical import BM25, Analyzer, LanceLexicalIndex, char_ngrams, porter_stem
+from axiom.vectors.lexical import BM25, Analyzer, LanceLexicalIndex, char_ngrams, porter_stem
 
 KOREAN_DOCS = [
     "어제 회의에서 배포 일정을 결정했습니다",  # decided the deploy schedule at yesterday's meeting

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from axiom.ingest.importer import import_paths
+from axiom.ingest.privacy.filter import OpenRegion, PrivacyFilter
 from axiom.ingest.session_queries import list_messages
-from axiom.privacy.filter import OpenRegion, PrivacyFilter
 from axiom.store.db import Database
 
 SPANNING = [

@@ -16,7 +16,7 @@ Failing safe matters more than fidelity, so:
 
 - an opening tag with no matching closing tag hides everything after it; across the
   messages of a session (`apply(..., inside=..., carry=True)`, used by
-  `axiom.privacy.transcript`) a region still open at the end of one message goes on in
+  `axiom.ingest.privacy.transcript`) a region still open at the end of one message goes on in
   the next: everything up to its closing tag, whole messages included, is hidden, and a
   region never closed hides the rest of the session;
 - a PEM ``BEGIN … PRIVATE KEY`` with no ``END`` hides everything after it;

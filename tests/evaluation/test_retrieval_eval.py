@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from axiom.evaluation.retrieval import EvalError, run_eval
 from axiom.ingest.importer import ingest_transcripts
-from axiom.outbox.config import shared_embedder
 from axiom.outbox.service import configured_store, configured_writer
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
-from axiom.retrieval.eval_locomo import EvalError, run_eval
 from axiom.retrieval.search import SearchService
 from axiom.store.db import Database
+from axiom.vectors.config import shared_embedder
 from tests.locomo_data import LOCOMO_DEV
 from tests.retrieval.conftest import CACHE_SESSION, KOREAN_SESSION, transcript
 
@@ -96,7 +96,7 @@ def test_a_korean_question_finds_the_korean_answer(e5, db: Database, data_dir: P
 
 
 def test_the_search_command(e5, db: Database, data_dir: Path, capsys) -> None:  # noqa: ANN001
-    from axiom.cli import main
+    from axiom.cli.main import main
 
     assert main(["search", "redis"]) == 1  # nothing embedded yet
     assert "outbox drain" in capsys.readouterr().err

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from axiom.retrieval.embedder import (
+from axiom.vectors.embedder import (
     Embedder,
     EmbedderLoadError,
     MiniLMEmbedder,

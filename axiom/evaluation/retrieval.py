@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from axiom.retrieval.locomo import (
+from axiom.evaluation.locomo import (
     CATEGORY_NAMES,
     Conversation,
     load_conversations,
@@ -123,13 +123,13 @@ def evaluate_conversation(
 ) -> ConversationEval:
     from axiom.config import AxiomConfig
     from axiom.ingest.importer import import_paths
-    from axiom.outbox.config import embedding_version_of
-    from axiom.outbox.lance_store import LanceStore
     from axiom.outbox.writer import OutboxWriter
     from axiom.pipeline.factory import configured_pipeline
     from axiom.pipeline.process import process_session
     from axiom.store.db import Database
     from axiom.store.migrate import migrate
+    from axiom.vectors.config import embedding_version_of
+    from axiom.vectors.lance_store import LanceStore
 
     result = ConversationEval(file=str(path), name=conv.name)
     result.skipped_questions = conv.skipped_questions
@@ -358,7 +358,7 @@ def run_eval(
     on_conversation: Callable[[ConversationEval], None] | None = None,
 ) -> EvalReport:
     """Evaluate every conversation of `paths` (see the module docstring)."""
-    from axiom.outbox.config import configured_embedder, embedding_version_of, vectors_enabled
+    from axiom.vectors.config import configured_embedder, embedding_version_of, vectors_enabled
 
     if not paths:
         raise EvalError("no LoCoMo files given")

@@ -1,0 +1,1 @@
+"""`python -m axiom`: the command-line driver, one module per area of commands."""

@@ -1,0 +1,60 @@
+"""The web process's handles on the stores, shared by the viewer and the API.
+
+A `Database` holds no connection: it only knows the file and its lock, and every read is
+one short `with db.read() as conn:` unit, so one instance per data dir serves all
+threads. The search service keeps the LanceDB handle and the loaded model, so it too is
+made once per data dir. Both come from the core (`open_database`,
+`SearchService.from_config`); this module only caches them for the Django process.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from django.conf import settings
+
+from axiom.config import AxiomConfig
+from axiom.retrieval.search import SearchService
+from axiom.store.db import Database
+from axiom.store.migrate import open_database
+
+_lock = threading.Lock()
+_databases: dict[Path, Database] = {}
+_services: dict[Path, SearchService] = {}
+
+
+def _config() -> AxiomConfig:
+    return AxiomConfig(data_dir=Path(settings.AXIOM_DATA_DIR))
+
+
+def get_database() -> Database:
+    """The migrated database under `settings.AXIOM_DATA_DIR`, created on first use."""
+    config = _config()
+    with _lock:
+        database = _databases.get(config.duckdb_path)
+        if database is None:
+            database = open_database(config)
+            _databases[config.duckdb_path] = database
+    return database
+
+
+def get_search_service() -> SearchService:
+    """One search service per data dir (the database is migrated before its first read)."""
+    config = _config()
+    get_database()
+    with _lock:
+        service = _services.get(config.data_dir)
+        if service is None:
+            service = SearchService.from_config(config)
+            _services[config.data_dir] = service
+    return service
+
+
+def reset() -> None:
+    """Forget every cached handle (tests point the settings at a fresh data dir)."""
+    with _lock:
+        for service in _services.values():
+            service.close()
+        _services.clear()
+        _databases.clear()
