@@ -43,8 +43,8 @@ from axiom.service.broker import Broker, BrokerUnavailable, die_with_parent, sta
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = Path(__file__).resolve().parent / "samples" / "claude_code"
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "axiom" / "samples" / "claude_code"
 HOST = "127.0.0.1"
 STOP_TIMEOUT = 20.0  # seconds a child gets to finish its current task before SIGKILL
 
