@@ -22,6 +22,7 @@ import duckdb
 from axiom.ingest.formats import UnknownFormat, discover, parse_file
 from axiom.ingest.issues import InputIssue
 from axiom.ingest.merge import MergeCounts, merge_transcripts
+from axiom.ingest.privacy.excerpt import masked_excerpt
 from axiom.ingest.privacy.transcript import filter_transcript
 from axiom.ingest.session_projector import SESSION_INGESTED, SessionProjector, session_rows
 from axiom.ingest.transcript import Transcript
@@ -192,7 +193,7 @@ def import_paths(
             raise
         except Exception as exc:  # one file's surprise must not stop the other files
             log.debug("import of %s failed", path, exc_info=True)
-            reason = f"not imported: {type(exc).__name__}: {exc}"[:500]
+            reason = masked_excerpt(f"not imported: {type(exc).__name__}: {exc}", 500)
             report.issues.append(InputIssue(str(path), None, reason))
         if on_file:
             on_file(path)
