@@ -121,18 +121,23 @@ def append_session(
     transcript adds nothing. Call it inside the write transaction: the stored version is
     read there, so concurrent imports of one session never lose each other's messages."""
     session_id = prepared.transcript.session_id
+    store = EventStore(conn)
     latest = latest_session_ingest(conn, session_id)
+    if latest is not None and store.get_by_dedupe_key(prepared.dedupe_key) is not None:
+        # This very transcript was recorded before (a file imported again, even after a
+        # later version of its session): a no-op, as it always was.
+        return MergeResult(latest, created=False)
     stored = Transcript.from_json(latest.payload["transcript"]) if latest else None
     merged, counts = merge_transcripts(stored, prepared.transcript)
     if latest is not None and merged is stored:
         return MergeResult(latest, created=False, counts=counts)
-    if latest is None:
+    if latest is None or merged is prepared.transcript:  # it holds the whole session
         payload, key = prepared.payload, prepared.dedupe_key
     else:
         session_rows(merged)  # both halves projected; prove the union does too
         payload = {"transcript": merged.to_json()}
         key = merged_dedupe_key(merged, latest.event_id)
-    result = EventStore(conn).append(
+    result = store.append(
         NewEvent(
             event_type=SESSION_INGESTED,
             payload=payload,
