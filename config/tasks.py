@@ -35,6 +35,7 @@ def ingest_path(path: str, fmt: str | None = None) -> dict[str, Any]:
     return {
         "sessions_new": report.sessions_new,
         "sessions_unchanged": report.sessions_unchanged,
+        "sessions_merged": report.sessions_merged,
         "issues": [str(i) for i in report.issues],
     }
 

@@ -54,8 +54,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(issue, file=sys.stderr)
     print(
         f"{report.files} file(s): {report.sessions_new} new session(s),"
-        f" {report.sessions_unchanged} unchanged, {report.messages} message(s),"
-        f" {len(report.issues)} problem(s)"
+        f" {report.sessions_unchanged} unchanged, {report.sessions_merged} merged,"
+        f" {report.messages} message(s) ({report.messages_added} added,"
+        f" {report.messages_changed} changed), {len(report.issues)} problem(s)"
     )
     if report.session_ids and not args.no_process:
         show = sys.stderr.isatty() and not args.quiet

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from axiom.ingest.issues import InputIssue
+from axiom.ingest.privacy.excerpt import first_line
 from axiom.ingest.sanitize import UnusableJSON, as_object, as_text, id_text, load_json
 from axiom.ingest.timestamps import check_timestamp
 from axiom.ingest.transcript import Message, ToolCall, Transcript
@@ -284,7 +285,7 @@ def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
         )
         if title is None:
             first_user = next((m.text for m in messages if m.role == "user" and m.text), "")
-            title = first_user.strip().splitlines()[0][:120] if first_user.strip() else None
+            title = first_line(first_user)  # cut after the privacy filter, not here
         cwd = next((m.meta.get("cwd") for m in messages if m.meta.get("cwd")), None)
         result.transcripts.append(
             Transcript(

@@ -35,6 +35,7 @@ from typing import Any
 
 from axiom.ingest.claude_code import ParsedFile
 from axiom.ingest.issues import InputIssue
+from axiom.ingest.privacy.excerpt import first_line
 from axiom.ingest.sanitize import UnusableJSON
 from axiom.ingest.sanitize import load_json as load_safe_json
 from axiom.ingest.timestamps import check_timestamp
@@ -148,7 +149,7 @@ def _message(obj: Any, index: int, where: str, notes: list[str]) -> Message:
 
 def _first_user_line(messages: list[Message]) -> str | None:
     first_user = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
-    return first_user.strip().splitlines()[0][:120] if first_user.strip() else None
+    return first_line(first_user)  # cut after the privacy filter, not here
 
 
 def _session(path: Path, obj: Any, item: int | None, issues: list[InputIssue]) -> Transcript | None:

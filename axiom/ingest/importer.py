@@ -21,12 +21,14 @@ import duckdb
 
 from axiom.ingest.formats import UnknownFormat, discover, parse_file
 from axiom.ingest.issues import InputIssue
+from axiom.ingest.merge import MergeCounts, merge_transcripts
+from axiom.ingest.privacy.excerpt import masked_excerpt
 from axiom.ingest.privacy.transcript import filter_transcript
 from axiom.ingest.session_projector import SESSION_INGESTED, SessionProjector, session_rows
 from axiom.ingest.transcript import Transcript
 from axiom.ingest.validate import check_transcript
 from axiom.store.db import Database
-from axiom.store.events import AppendResult, EventStore, NewEvent, canonical_json
+from axiom.store.events import AppendResult, EventStore, NewEvent, StoredEvent, canonical_json
 from axiom.store.projection import run_projector, write_projecting
 
 log = logging.getLogger("axiom.ingest")
@@ -38,12 +40,18 @@ class ImportReport:
     sessions_new: int = 0
     sessions_unchanged: int = 0
     messages: int = 0
+    # Merging into sessions already stored (`axiom.ingest.merge`): sessions whose stored
+    # version held messages this import lacked and that gained from it, and the messages
+    # that were new to their session or a new version of a stored one.
+    sessions_merged: int = 0
+    messages_added: int = 0
+    messages_changed: int = 0
     issues: list[InputIssue] = field(default_factory=list)
     session_ids: list[str] = field(default_factory=list)
 
     @property
     def imported_anything(self) -> bool:
-        return bool(self.sessions_new or self.sessions_unchanged)
+        return bool(self.sessions_new or self.sessions_unchanged or self.sessions_merged)
 
 
 def ingest_dedupe_key(transcript: Transcript) -> str:
@@ -80,20 +88,65 @@ def prepare_session(transcript: Transcript) -> PreparedSession:
     )
 
 
+@dataclass(frozen=True)
+class MergeResult(AppendResult):
+    """An `AppendResult` that also says what merging into the stored session did."""
+
+    counts: MergeCounts = field(default_factory=MergeCounts)
+
+
+def merged_dedupe_key(transcript: Transcript, base_event_id: str) -> str:
+    """The key of a merged version: its content and the version it was merged onto, so a
+    session that returns to an earlier text is still a new version (and a retry of the
+    same merge, which finds its own result stored, appends nothing)."""
+    digest = ingest_dedupe_key(transcript).rsplit(":", 1)[1]
+    return f"{SESSION_INGESTED}:{transcript.session_id}:{digest}:{base_event_id}"
+
+
+def latest_session_ingest(conn: duckdb.DuckDBPyConnection, session_id: str) -> StoredEvent | None:
+    """The newest `session_ingested` event of the session: the version merges start from."""
+    row = conn.execute(
+        "SELECT event_id FROM events WHERE event_type = ? AND session_id = ?"
+        " ORDER BY seq DESC LIMIT 1",
+        [SESSION_INGESTED, session_id],
+    ).fetchone()
+    return EventStore(conn).get(row[0]) if row else None
+
+
 def append_session(
     conn: duckdb.DuckDBPyConnection, prepared: PreparedSession, actor: str = "import"
-) -> AppendResult:
-    """Record one prepared transcript as a `session_ingested` event (a no-op if already
-    recorded). Only appends: the checks ran in `prepare_session`."""
-    return EventStore(conn).append(
+) -> MergeResult:
+    """Merge one prepared transcript into its stored session (`axiom.ingest.merge`) and
+    record the union as a `session_ingested` event; nothing is appended when the
+    transcript adds nothing. Call it inside the write transaction: the stored version is
+    read there, so concurrent imports of one session never lose each other's messages."""
+    session_id = prepared.transcript.session_id
+    store = EventStore(conn)
+    latest = latest_session_ingest(conn, session_id)
+    if latest is not None and store.get_by_dedupe_key(prepared.dedupe_key) is not None:
+        # This very transcript was recorded before (a file imported again, even after a
+        # later version of its session): a no-op, as it always was.
+        return MergeResult(latest, created=False)
+    stored = Transcript.from_json(latest.payload["transcript"]) if latest else None
+    merged, counts = merge_transcripts(stored, prepared.transcript)
+    if latest is not None and merged is stored:
+        return MergeResult(latest, created=False, counts=counts)
+    if latest is None or merged is prepared.transcript:  # it holds the whole session
+        payload, key = prepared.payload, prepared.dedupe_key
+    else:
+        session_rows(merged)  # both halves projected; prove the union does too
+        payload = {"transcript": merged.to_json()}
+        key = merged_dedupe_key(merged, latest.event_id)
+    result = store.append(
         NewEvent(
             event_type=SESSION_INGESTED,
-            payload=prepared.payload,
-            dedupe_key=prepared.dedupe_key,
-            session_id=prepared.transcript.session_id,
+            payload=payload,
+            dedupe_key=key,
+            session_id=session_id,
             actor=actor,
         )
     )
+    return MergeResult(result.event, result.created, counts)
 
 
 def ingest_transcripts(
@@ -101,13 +154,14 @@ def ingest_transcripts(
     transcripts: Iterable[Transcript | PreparedSession],
     actor: str = "import",
     project: bool = True,
-) -> list[AppendResult]:
+) -> list[MergeResult]:
     """Append the transcripts; with `project`, also advance the session tables in the same
     transaction (the CLI does; Celery's ingest task leaves projection to the writer).
 
     Transcripts are prepared (`prepare_session`, which raises ValueError for one that cannot
     be stored, before anything is written) and their notes logged before the write lock is
-    taken; a `PreparedSession` is appended as it is."""
+    taken; a `PreparedSession` is appended as it is. Each is merged into its stored session
+    (`append_session`): a transcript holding part of a session never drops the rest."""
     prepared: list[PreparedSession] = []
     for item in transcripts:
         if isinstance(item, PreparedSession):
@@ -118,7 +172,7 @@ def ingest_transcripts(
             log.warning("session %s: %s", session.transcript.session_id, note)
         prepared.append(session)
 
-    def work(conn: duckdb.DuckDBPyConnection) -> list[AppendResult]:
+    def work(conn: duckdb.DuckDBPyConnection) -> list[MergeResult]:
         results = [append_session(conn, p, actor) for p in prepared]
         if project:
             run_projector(conn, SessionProjector())
@@ -144,7 +198,7 @@ def import_paths(
             raise
         except Exception as exc:  # one file's surprise must not stop the other files
             log.debug("import of %s failed", path, exc_info=True)
-            reason = f"not imported: {type(exc).__name__}: {exc}"[:500]
+            reason = masked_excerpt(f"not imported: {type(exc).__name__}: {exc}", 500)
             report.issues.append(InputIssue(str(path), None, reason))
         if on_file:
             on_file(path)
@@ -175,7 +229,11 @@ def _import_file(
     for session, result in zip(prepared, results, strict=True):
         report.session_ids.append(session.transcript.session_id)
         report.messages += len(session.transcript.messages)
-        if result.created:
-            report.sessions_new += 1
-        else:
+        report.messages_added += result.counts.added
+        report.messages_changed += result.counts.changed
+        if not result.created:
             report.sessions_unchanged += 1
+        elif result.counts.merged:
+            report.sessions_merged += 1
+        else:
+            report.sessions_new += 1

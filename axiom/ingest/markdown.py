@@ -36,6 +36,7 @@ from typing import Any
 from axiom.ingest.claude_code import ParsedFile
 from axiom.ingest.generic_json import decode_utf8
 from axiom.ingest.issues import InputIssue
+from axiom.ingest.privacy.excerpt import first_line
 from axiom.ingest.transcript import Message, Transcript
 
 ROLES = {
@@ -155,7 +156,7 @@ def parse_markdown(path: Path, data: bytes | None = None) -> ParsedFile:
         )
     if title is None:
         first_user = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
-        title = first_user.strip().splitlines()[0][:120] if first_user.strip() else None
+        title = first_line(first_user)  # cut after the privacy filter, not here
     result.transcripts.append(
         Transcript(
             session_id=path.stem,

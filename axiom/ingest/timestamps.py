@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from axiom.ingest.privacy.excerpt import masked_excerpt
+
 
 def parse_timestamp(value: object) -> datetime | None:
     """ISO-8601 text (with `Z` or an offset) → naive UTC datetime; anything else, or a
@@ -49,6 +51,6 @@ def check_timestamp(value: object) -> tuple[str | None, str | None]:
         try:
             datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
-            return None, f"timestamp {value[:40]!r} is not ISO-8601; dropped"
-        return None, f"timestamp {value[:40]!r} is out of range in UTC; dropped"
-    return None, f"timestamp {str(value)[:40]!r} is not a string; dropped"
+            return None, f"timestamp {masked_excerpt(value, 40)!r} is not ISO-8601; dropped"
+        return None, f"timestamp {masked_excerpt(value, 40)!r} is out of range in UTC; dropped"
+    return None, f"timestamp {masked_excerpt(str(value), 40)!r} is not a string; dropped"

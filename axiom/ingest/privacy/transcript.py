@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from axiom.ingest.privacy.excerpt import TITLE_MAX_CHARS
 from axiom.ingest.privacy.filter import PRIVATE_MARKER, OpenRegion, PrivacyFilter
 from axiom.ingest.transcript import Message, ToolCall, Transcript
 
@@ -120,6 +121,8 @@ def filter_transcript(transcript: Transcript) -> Transcript:
         title = scrub.filter.apply(title).text  # a copy of message text: counted there
     elif title:
         title = scrub.text(title)
+    if title and len(title) > TITLE_MAX_CHARS:
+        title = title[:TITLE_MAX_CHARS]  # cut only now: a secret cut in half escapes the filter
     meta = {k: v for k, v in transcript.meta.items() if k != "privacy"}
     meta["privacy"] = dict(sorted(scrub.counts.items()))
     return replace(transcript, messages=messages, title=title, meta=meta)
