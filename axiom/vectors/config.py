@@ -19,13 +19,10 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-import os
 from dataclasses import dataclass
 
+from axiom.settings import Settings
 from axiom.vectors.embedder import Embedder, EmbedderLoadError, load_embedder
-
-DEFAULT_EMBEDDER = "e5"
-DISABLED = frozenset({"none", "off"})
 
 
 @dataclass(frozen=True)
@@ -50,24 +47,19 @@ _ALIASES = {
 
 
 def configured_embedder_name() -> str:
-    return (os.environ.get("AXIOM_EMBEDDER") or DEFAULT_EMBEDDER).strip().lower()
+    return Settings.from_env().embedder
 
 
 def context_rows_enabled() -> bool:
     """`AXIOM_CONTEXT_ROWS` (default on): a message is also embedded with the message before
     it (`context` rows, axiom.retrieval.search). Off halves the embedding work of messages;
     on LoCoMo dev it costs ~0.07 recall@5 and ~0.05 MRR of hybrid search."""
-    return os.environ.get("AXIOM_CONTEXT_ROWS", "1").strip().lower() not in (
-        "0",
-        "off",
-        "false",
-        "no",
-    )
+    return Settings.from_env().context_rows
 
 
 def vectors_enabled() -> bool:
     """False when `AXIOM_EMBEDDER` is `none`/`off`: nothing is queued or embedded."""
-    return configured_embedder_name() not in DISABLED
+    return Settings.from_env().vectors_enabled
 
 
 def embedder_spec(name: str) -> EmbedderSpec:
