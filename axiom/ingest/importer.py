@@ -22,10 +22,11 @@ import duckdb
 from axiom.ingest.formats import UnknownFormat, discover, parse_file
 from axiom.ingest.issues import InputIssue
 from axiom.ingest.privacy.transcript import filter_transcript
-from axiom.ingest.session_projector import SESSION_INGESTED, SessionProjector, session_rows
+from axiom.ingest.session_projector import SessionProjector, session_rows
 from axiom.ingest.transcript import Transcript
 from axiom.ingest.validate import check_transcript
 from axiom.store.db import Database
+from axiom.store.event_types import SESSION_INGESTED
 from axiom.store.events import AppendResult, EventStore, NewEvent, canonical_json
 from axiom.store.projection import run_projector, write_projecting
 
