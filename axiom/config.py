@@ -1,15 +1,11 @@
-"""Runtime settings for the core, read from environment variables with local defaults."""
+"""Where Axiom keeps its data: the paths under one data directory (`AXIOM_DATA_DIR`)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-
-def _env_path(name: str, default: Path) -> Path:
-    value = os.environ.get(name)
-    return Path(value).expanduser() if value else default
+from axiom.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -27,5 +23,10 @@ class AxiomConfig:
         return self.data_dir / "lancedb"
 
     @classmethod
+    def from_settings(cls, settings: Settings) -> AxiomConfig:
+        return cls(data_dir=settings.data_dir)
+
+    @classmethod
     def from_env(cls) -> AxiomConfig:
-        return cls(data_dir=_env_path("AXIOM_DATA_DIR", Path("data")).resolve())
+        """The data paths of `Settings.from_env()` (raises `SettingsError` on a bad value)."""
+        return cls.from_settings(Settings.from_env())

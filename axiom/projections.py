@@ -14,7 +14,7 @@ from axiom.outbox.projector import OutboxProjector
 from axiom.store.db import Database
 from axiom.store.projection import Projector, rebuild, run_projector, write_projecting
 from axiom.tasks.projector import TaskProjector
-from axiom.vectors.config import configured_embedding_version, vectors_enabled
+from axiom.vectors.config import configured_embedding_version
 
 
 def all_projectors() -> list[Projector]:
@@ -24,9 +24,9 @@ def all_projectors() -> list[Projector]:
         EntryProjector(),
         CitationProjector(),
         TaskProjector(),
+        # Jobs for the configured LanceDB table (AXIOM_EMBEDDER; `none` still indexes text).
+        OutboxProjector(configured_embedding_version()),
     ]
-    if vectors_enabled():  # embedding jobs for the configured vector space (AXIOM_EMBEDDER)
-        projectors.append(OutboxProjector(configured_embedding_version()))
     return projectors
 
 

@@ -7,17 +7,18 @@ process with concurrency 1, so LanceDB only ever has one writer.
 
 from __future__ import annotations
 
-import os
-
 from celery import Celery
 from kombu import Queue
 
-BROKER_URL = os.environ.get("AXIOM_BROKER_URL", "redis://127.0.0.1:6379/0")
-PROJECT_EVERY_SECONDS = float(os.environ.get("AXIOM_PROJECT_EVERY_SECONDS", "10"))
-DRAIN_EVERY_SECONDS = float(os.environ.get("AXIOM_DRAIN_EVERY_SECONDS", "5"))
-RECONCILE_EVERY_SECONDS = float(os.environ.get("AXIOM_RECONCILE_EVERY_SECONDS", "60"))
+from axiom.settings import Settings
 
-app = Celery("axiom", broker=BROKER_URL, backend=os.environ.get("AXIOM_RESULT_BACKEND", BROKER_URL))
+_SETTINGS = Settings.from_env()
+BROKER_URL = _SETTINGS.celery_broker_url
+PROJECT_EVERY_SECONDS = _SETTINGS.project_every_seconds
+DRAIN_EVERY_SECONDS = _SETTINGS.drain_every_seconds
+RECONCILE_EVERY_SECONDS = _SETTINGS.reconcile_every_seconds
+
+app = Celery("axiom", broker=BROKER_URL, backend=_SETTINGS.celery_result_backend)
 app.conf.update(
     task_queues=[Queue("default"), Queue("writer")],
     task_default_queue="default",

@@ -11,32 +11,20 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from axiom.settings import Settings
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# The web's data dir defaults to the project's `data/` (the CLI's to `./data`); the children
+# this process starts inherit it.
+os.environ.setdefault("AXIOM_DATA_DIR", str(BASE_DIR / "data"))
+AXIOM = Settings.from_env()  # every AXIOM_* variable, parsed (SettingsError on a bad one)
 
-def env_str(name: str, default: str) -> str:
-    path = os.environ.get(f"{name}_FILE")
-    if path:
-        return Path(path).read_text(encoding="utf-8").strip()
-    return os.environ.get(name, default)
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    if raw.lower() in {"1", "true", "yes", "on"}:
-        return True
-    if raw.lower() in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name} must be a boolean (1/0/true/false), got {raw!r}")
-
-
-DEBUG = env_bool("AXIOM_DEBUG", False)
-SECRET_KEY = env_str("AXIOM_SECRET_KEY", "axiom-local-only-not-secret")
-ALLOWED_HOSTS = [h for h in env_str("AXIOM_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
+DEBUG = AXIOM.debug
+SECRET_KEY = AXIOM.secret_key
+ALLOWED_HOSTS = list(AXIOM.allowed_hosts)
 # When the site is reachable beyond localhost, every request must carry this token.
-AXIOM_AUTH_TOKEN = env_str("AXIOM_AUTH_TOKEN", "")
+AXIOM_AUTH_TOKEN = AXIOM.auth_token
 _LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "testserver"}
 if set(ALLOWED_HOSTS) - _LOCAL_HOSTS and not AXIOM_AUTH_TOKEN:
     raise ImproperlyConfigured(
@@ -80,9 +68,8 @@ USE_TZ = False
 TIME_ZONE = "UTC"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-AXIOM_DATA_DIR = Path(env_str("AXIOM_DATA_DIR", str(BASE_DIR / "data"))).resolve()
-os.environ.setdefault("AXIOM_DATA_DIR", str(AXIOM_DATA_DIR))
+AXIOM_DATA_DIR = AXIOM.data_dir
 
 # Celery: Redis (or any Redis-compatible server) is the broker and result backend.
-CELERY_BROKER_URL = env_str("AXIOM_BROKER_URL", "redis://127.0.0.1:6379/0")
-CELERY_RESULT_BACKEND = env_str("AXIOM_RESULT_BACKEND", CELERY_BROKER_URL)
+CELERY_BROKER_URL = AXIOM.celery_broker_url
+CELERY_RESULT_BACKEND = AXIOM.celery_result_backend

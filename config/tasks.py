@@ -15,7 +15,6 @@ from axiom.pipeline.order import chronological
 from axiom.pipeline.process import process_session
 from axiom.projections import project_all
 from axiom.store.migrate import open_database
-from axiom.vectors.config import vectors_enabled
 from config.celery import app
 
 log = logging.getLogger(__name__)
@@ -94,8 +93,6 @@ DRAIN_BUDGET_SECONDS = 20.0
 @app.task(name="axiom.drain_outbox")
 def drain() -> dict[str, Any]:
     """Embed pending outbox jobs into LanceDB (writer queue: the only LanceDB writer)."""
-    if not vectors_enabled():
-        return {"disabled": True}
     report = drain_outbox(open_database(), max_seconds=DRAIN_BUDGET_SECONDS)
     if report.remaining and not report.error and not report.busy:
         drain.delay()
@@ -105,6 +102,4 @@ def drain() -> dict[str, Any]:
 @app.task(name="axiom.reconcile_outbox")
 def reconcile() -> dict[str, Any]:
     """Re-queue stuck, failed (attempts left) and lost outbox jobs."""
-    if not vectors_enabled():
-        return {"disabled": True}
     return reconcile_outbox(open_database()).to_json()

@@ -15,10 +15,9 @@ from typing import Any
 import duckdb
 
 from axiom.evidence.aligner import DEFAULT_FUZZY_THRESHOLD
+from axiom.store.event_types import BUILD_FINISHED, BUILD_STARTED
 from axiom.store.events import StoredEvent, canonical_json
 
-BUILD_STARTED = "build_started"
-BUILD_FINISHED = "build_finished"
 SCHEMA_VERSION = "2"
 
 

@@ -18,9 +18,9 @@ from axiom.config import AxiomConfig
 from axiom.ingest.formats import PARSERS, discover
 from axiom.ingest.importer import import_paths
 from axiom.observability.stats import collect_stats
-from axiom.pipeline.factory import ConfigurationError
 from axiom.projections import rebuild_all
 from axiom.service.up import register as register_up_command
+from axiom.settings import SettingsError
 from axiom.store.db import Database
 from axiom.store.migrate import migrate, open_database
 
@@ -134,6 +134,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError):
             pass
         return 1
-    except ConfigurationError as exc:
+    except SettingsError as exc:  # a bad AXIOM_* variable: one line naming it
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -11,11 +11,8 @@ from typing import Any
 
 import duckdb
 
+from axiom.store.event_types import ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED
 from axiom.store.events import StoredEvent
-
-ENTRY_CREATED = "entry_created"
-ENTRY_PROMOTED = "entry_promoted"
-ENTRY_STATUS_CHANGED = "entry_status_changed"
 
 
 class EntryProjector:

@@ -9,15 +9,23 @@ from typing import Any
 
 import duckdb
 
+from axiom.store.event_types import (
+    ENTRY_APPROVED,
+    ENTRY_CREATED,
+    ENTRY_PROMOTED,
+    ENTRY_STATUS_CHANGED,
+    IDRIS_CHECKED,
+    PROMOTION_BLOCKED,
+)
 from axiom.store.events import EventStore
 
 HISTORY_TYPES = (
-    "entry_created",
-    "idris_checked",
-    "entry_promoted",
-    "promotion_blocked",
-    "entry_approved",
-    "entry_status_changed",
+    ENTRY_CREATED,
+    IDRIS_CHECKED,
+    ENTRY_PROMOTED,
+    PROMOTION_BLOCKED,
+    ENTRY_APPROVED,
+    ENTRY_STATUS_CHANGED,
 )
 
 

@@ -171,8 +171,8 @@ def evaluate_conversation(
         pending = writer.pending_count()
         if pending == 0:
             raise EvalError(
-                "the pipeline queued no embedding jobs: is AXIOM_EMBEDDER 'none', or does it"
-                f" name another model than {embedding_version_of(embedder)}?"
+                "the pipeline queued no embedding jobs: does AXIOM_EMBEDDER name another"
+                f" model than {embedding_version_of(embedder)}?"
             )
         bar = _bar(pending, "doc", f"{conv.name} embed", progress)
         seen = 0

@@ -52,6 +52,8 @@ from typing import Any, Literal
 
 from rapidfuzz import fuzz
 
+from axiom.settings import DEFAULT_FUZZY_THRESHOLD  # AXIOM_FUZZY_THRESHOLD overrides it
+
 Method = Literal["exact", "normalized", "fuzzy"]
 FailureReason = Literal["empty_quote", "message_index_out_of_range", "not_found", "below_threshold"]
 
@@ -61,7 +63,6 @@ CONFIDENCE_NORMALIZED = 0.97
 CONFIDENCE_FUZZY_MIN = 0.85
 CONFIDENCE_FUZZY_MAX = 0.95
 MAX_ALTERNATIVES = 1000  # counting stops here; a quote found 1000 times is ambiguous enough
-DEFAULT_FUZZY_THRESHOLD = 0.85  # AXIOM_FUZZY_THRESHOLD overrides it (axiom.pipeline.factory)
 NEAR_MISS = 0.6  # a failed fuzzy match at least this similar is `below_threshold`
 FUZZY_MIN_CHARS = 10  # shorter quotes (normalized) must match exactly or normalized
 

@@ -29,13 +29,13 @@ from typing import Any
 
 import duckdb
 
+from axiom.store.event_types import ENTRY_CREATED, SESSION_INGESTED
 from axiom.store.events import EventStore, StoredEvent
 
 PREFIX = "mem:"
 MIN_LEN, MAX_LEN = 6, 8
 MESSAGE_MIN_LEN, MESSAGE_MAX_LEN = 8, 10
 CONTEXT_CHARS = 160
-SESSION_INGESTED = "session_ingested"  # axiom.ingest.session_projector; not imported (layering)
 MESSAGE_METHOD = "message"  # the `method` a message citation reports: the span is the message
 
 
@@ -128,7 +128,7 @@ def _assign_message_ids(conn: duckdb.DuckDBPyConnection, keys: list[str]) -> dic
 
 class CitationProjector:
     name = "citations"
-    event_types = ("entry_created", SESSION_INGESTED)
+    event_types = (ENTRY_CREATED, SESSION_INGESTED)
     tables = ("citations", "message_citations")
 
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:

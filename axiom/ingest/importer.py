@@ -24,10 +24,11 @@ from axiom.ingest.issues import InputIssue
 from axiom.ingest.merge import MergeCounts, merge_transcripts
 from axiom.ingest.privacy.excerpt import masked_excerpt
 from axiom.ingest.privacy.transcript import filter_transcript
-from axiom.ingest.session_projector import SESSION_INGESTED, SessionProjector, session_rows
+from axiom.ingest.session_projector import SessionProjector, session_rows
 from axiom.ingest.transcript import Transcript
 from axiom.ingest.validate import check_transcript
 from axiom.store.db import Database
+from axiom.store.event_types import SESSION_INGESTED
 from axiom.store.events import AppendResult, EventStore, NewEvent, StoredEvent, canonical_json
 from axiom.store.projection import run_projector, write_projecting
 

@@ -22,9 +22,9 @@ import pyarrow as pa
 from axiom.ingest.sanitize import clean_json
 from axiom.ingest.timestamps import parse_timestamp
 from axiom.ingest.transcript import Transcript
+from axiom.store.event_types import SESSION_INGESTED
 from axiom.store.events import StoredEvent
 
-SESSION_INGESTED = "session_ingested"
 _COLS = (
     "session_id, message_index, role, text, ts, uuid, parent_uuid, is_sidechain,"
     " tool_calls_json, meta_json"

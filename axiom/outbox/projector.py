@@ -39,11 +39,14 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from axiom.entries.projector import ENTRY_CREATED
-from axiom.ingest.session_projector import SESSION_INGESTED
 from axiom.ingest.transcript import Transcript
+from axiom.store.event_types import (
+    ENTRY_CREATED,
+    SESSION_INGESTED,
+    TASK_CREATED,
+    TASK_TITLE_CHANGED,
+)
 from axiom.store.events import StoredEvent
-from axiom.tasks.state import TASK_CREATED, TASK_TITLE_CHANGED
 from axiom.vectors.lance_store import (
     document_text_for_entry,
     document_text_for_message,

@@ -9,6 +9,7 @@ import numpy as np
 
 from axiom.config import AxiomConfig
 from axiom.outbox.writer import DrainReport, OutboxWriter, ReconcileReport
+from axiom.settings import DEFAULT_OUTBOX_BATCH_SIZE, Settings
 from axiom.store.db import Database
 from axiom.vectors.config import (
     configured_dim,
@@ -25,11 +26,11 @@ from axiom.vectors.lance_store import LanceStore
 # of the drain outside the model (30.8 s), 128 22 % (23.7 s), 256 16 % (22.2 s). 256 also
 # makes 4x fewer LanceDB versions/fragments; a batch still takes only ~2 s, well inside the
 # Celery drain budget, and a crash redoes at most 256 cheap jobs.
-DEFAULT_BATCH_SIZE = 256
+DEFAULT_BATCH_SIZE = DEFAULT_OUTBOX_BATCH_SIZE
 
 
 def configured_batch_size() -> int:
-    return int(os.environ.get("AXIOM_OUTBOX_BATCH_SIZE") or DEFAULT_BATCH_SIZE)
+    return Settings.from_env().outbox_batch_size
 
 
 def configured_embed_threads() -> int:
@@ -41,9 +42,9 @@ def configured_embed_threads() -> int:
     kept one core busy (the threads wait for each other); with 1 thread, ~186/s and ~180/s.
     Ingest is exactly when the writer has work and the other core is busy, so 1 thread.
     """
-    value = os.environ.get("AXIOM_EMBED_THREADS")
-    if value:
-        return max(1, int(value))
+    threads = Settings.from_env().embed_threads
+    if threads is not None:
+        return threads
     return max(1, (os.cpu_count() or 2) - 1)
 
 

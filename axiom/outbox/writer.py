@@ -345,7 +345,10 @@ class OutboxWriter:
             ):
                 self.store.optimize()
                 report.optimized += 1
-            report.vector_index_created = self.store.ensure_vector_index(self.vector_index_min_rows)
+            if self.embedder.dim > 1:  # not the constant vector of AXIOM_EMBEDDER=none
+                report.vector_index_created = self.store.ensure_vector_index(
+                    self.vector_index_min_rows
+                )
         except LanceStoreError as exc:
             log.warning("LanceDB upkeep failed: %s", exc)
             report.error = str(exc)

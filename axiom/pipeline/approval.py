@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from axiom.entries.projector import ENTRY_PROMOTED
 from axiom.entries.queries import get_entry
 from axiom.projections import all_projectors
 from axiom.store.db import Database
+from axiom.store.event_types import ENTRY_APPROVED, ENTRY_PROMOTED
 from axiom.store.events import EventStore, NewEvent
 from axiom.store.projection import run_projector
 
@@ -47,7 +47,7 @@ def approve_entry(db: Database, entry_id: str, approved_by: str, note: str = "")
         store = EventStore(conn)
         store.append(
             NewEvent(
-                "entry_approved",
+                ENTRY_APPROVED,
                 {"entry_id": entry_id, "approved_by": approver, "note": note},
                 dedupe_key=f"entry_approved:{entry_id}:{approver}",
                 session_id=entry.session_id,

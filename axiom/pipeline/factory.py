@@ -12,13 +12,13 @@ suggestions from the task rows of the configured embedder's LanceDB table
 from __future__ import annotations
 
 import functools
-import os
 
 from axiom.config import AxiomConfig
-from axiom.evidence.aligner import DEFAULT_FUZZY_THRESHOLD, EvidenceAligner
+from axiom.evidence.aligner import EvidenceAligner
 from axiom.extract.rules import RuleExtractor
 from axiom.pipeline.process import Extractor, Pipeline
 from axiom.pipeline.task_vectors import TaskVectors
+from axiom.settings import Settings
 from axiom.vectors.config import (
     configured_dim,
     configured_embedder_name,
@@ -28,49 +28,28 @@ from axiom.vectors.config import (
 )
 
 
-def configured_extractor() -> Extractor:
-    url = os.environ.get("AXIOM_LLM_URL")
-    if not url:
+def configured_extractor(settings: Settings | None = None) -> Extractor:
+    settings = settings or Settings.from_env()
+    if not settings.llm_url:
         return RuleExtractor()
     from axiom.extract.llm import LLMExtractor
 
     return LLMExtractor(
-        base_url=url,
-        model=os.environ.get("AXIOM_LLM_MODEL", "gpt-4o-mini"),
-        api_key=os.environ.get("AXIOM_LLM_API_KEY") or None,
-        timeout=float(os.environ.get("AXIOM_LLM_TIMEOUT", "60")),
+        base_url=settings.llm_url,
+        model=settings.llm_model,
+        api_key=settings.llm_api_key or None,
+        timeout=settings.llm_timeout,
     )
-
-
-class ConfigurationError(ValueError):
-    """An environment variable holds a value the pipeline cannot use."""
 
 
 def configured_fuzzy_threshold() -> float:
     """`AXIOM_FUZZY_THRESHOLD`: a number in (0, 1]; unset or empty means 0.85."""
-    raw = os.environ.get("AXIOM_FUZZY_THRESHOLD", "").strip()
-    if not raw:
-        return DEFAULT_FUZZY_THRESHOLD
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not 0.0 < value <= 1.0:  # NaN fails too
-        raise ConfigurationError(
-            f"AXIOM_FUZZY_THRESHOLD must be a number greater than 0 and at most 1"
-            f" (the default is {DEFAULT_FUZZY_THRESHOLD}), got {raw!r}"
-        )
-    return value
+    return Settings.from_env().fuzzy_threshold
 
 
 def task_vectors_enabled() -> bool:
-    """`AXIOM_TASK_VECTORS`: on unless `0`, `off`, `false` or `no`."""
-    return os.environ.get("AXIOM_TASK_VECTORS", "1").strip().lower() not in (
-        "0",
-        "off",
-        "false",
-        "no",
-    )
+    """`AXIOM_TASK_VECTORS`: on unless 0/false/no/off."""
+    return Settings.from_env().task_vectors
 
 
 def configured_task_vectors(config: AxiomConfig) -> TaskVectors | None:

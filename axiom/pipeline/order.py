@@ -24,8 +24,8 @@ from datetime import datetime
 
 import duckdb
 
-from axiom.ingest.session_projector import SESSION_INGESTED
 from axiom.ingest.timestamps import parse_timestamp
+from axiom.store.event_types import SESSION_INGESTED
 
 __all__ = ["chronological", "session_starts"]
 

@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
-from axiom.builds.projector import BUILD_FINISHED, BUILD_STARTED, BuildSpec, StageMetric
-from axiom.entries.projector import ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED
+from axiom.builds.projector import BuildSpec, StageMetric
 from axiom.entries.queries import corroboration_pool
 from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote, quote_hash
 from axiom.extract.types import ExtractedEntry, ExtractionResult, normalize_title
@@ -32,9 +31,21 @@ from axiom.graduation.corroboration import MemoryIndex, MemoryWords
 from axiom.graduation.idris import CheckResult, IdrisChecker
 from axiom.graduation.invariants import VALIDATOR_VERSION
 from axiom.graduation.policy import GraduationPolicy
-from axiom.ingest.session_projector import SESSION_INGESTED
 from axiom.ingest.transcript import Transcript
 from axiom.store.db import Database
+from axiom.store.event_types import (
+    BUILD_FINISHED,
+    BUILD_STARTED,
+    ENTRY_APPROVED,
+    ENTRY_CREATED,
+    ENTRY_PROMOTED,
+    ENTRY_STATUS_CHANGED,
+    EVIDENCE_ALIGNED,
+    IDRIS_CHECKED,
+    MEMORY_EXTRACTED,
+    PROMOTION_BLOCKED,
+    SESSION_INGESTED,
+)
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector, write_projecting
 from axiom.tasks.matcher import Neighbours, precomputed_search
@@ -425,12 +436,12 @@ class _BuildWriter:
         `resolve_tasks`."""
         extraction = outcome.extraction
         self.append(
-            "memory_extracted",
+            MEMORY_EXTRACTED,
             {"ingest_event_id": self.ingest.event_id, **extraction.to_json()},
             self.build_id,
         )
         self.append(
-            "evidence_aligned",
+            EVIDENCE_ALIGNED,
             {
                 "entries": [
                     {"entry_id": eid, "evidence": [a.to_json() for a in items]}
@@ -560,7 +571,7 @@ class _BuildWriter:
         check = outcome.checks.get(eid)
         if check is not None:
             self.append(
-                "idris_checked", {"entry_id": eid, **check.to_json()}, f"{eid}:{self.build_id}"
+                IDRIS_CHECKED, {"entry_id": eid, **check.to_json()}, f"{eid}:{self.build_id}"
             )
         with timer.stage("promote", accumulate=True):
             self._promote(outcome.candidates[eid], canonical_key, check)
@@ -590,7 +601,7 @@ class _BuildWriter:
                 self.append(ENTRY_PROMOTED, payload, f"{eid}:{d.to_stage}")
             else:
                 self.append(
-                    "promotion_blocked", payload, f"{eid}:{d.to_stage}:{_short_hash(d.reason)}"
+                    PROMOTION_BLOCKED, payload, f"{eid}:{d.to_stage}:{_short_hash(d.reason)}"
                 )
         if decisions and decisions[-1].promoted and str(decisions[-1].to_stage) == "certified":
             self._certify_siblings(eid, siblings)
@@ -632,5 +643,5 @@ class _BuildWriter:
         return promotions[-1].payload["to"] if promotions else "raw"
 
     def _approved_by(self, entry_id: str) -> str | None:
-        approvals = self.store.about("entry_id", entry_id, ["entry_approved"])
+        approvals = self.store.about("entry_id", entry_id, [ENTRY_APPROVED])
         return approvals[0].payload.get("approved_by") if approvals else None

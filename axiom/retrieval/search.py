@@ -536,6 +536,7 @@ class SearchService:
             configured_dim,
             configured_embedder,
             configured_embedding_version,
+            vectors_enabled,
         )
         from axiom.vectors.lance_store import LanceStore
 
@@ -545,7 +546,8 @@ class SearchService:
         except Exception as exc:  # unknown AXIOM_EMBEDDER
             raise SearchUnavailable(str(exc)) from exc
         store = LanceStore(config.lancedb_dir, version, dim)
-        return cls(Database(config.duckdb_path), store, configured_embedder)
+        embedder = configured_embedder if vectors_enabled() else None  # none: full-text only
+        return cls(Database(config.duckdb_path), store, embedder)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)

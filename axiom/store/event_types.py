@@ -22,6 +22,7 @@ ENTRY_CREATED = "entry_created"
 ENTRY_PROMOTED = "entry_promoted"
 ENTRY_STATUS_CHANGED = "entry_status_changed"
 ENTRY_APPROVED = "entry_approved"
+PROMOTION_BLOCKED = "promotion_blocked"
 
 # Tasks, conditions, artifacts
 TASK_CREATED = "task_created"
@@ -44,7 +45,8 @@ DESCRIPTIONS: dict[str, str] = {
     EVIDENCE_ALIGNED: "the aligner found (or failed to find) each quote's span",
     IDRIS_CHECKED: "a candidate was checked by idris2 or the built-in checker",
     ENTRY_CREATED: "an entry was materialized with its stage and evidence",
-    ENTRY_PROMOTED: "an entry moved up a stage (or a promotion was blocked, with the reason)",
+    ENTRY_PROMOTED: "an entry moved up a stage",
+    PROMOTION_BLOCKED: "an entry could not move up a stage, with the reason",
     ENTRY_STATUS_CHANGED: "an entry's status changed (superseded, contested, ...)",
     ENTRY_APPROVED: "a person approved an entry, which certifies it",
     TASK_CREATED: "a task entity was created from a mention",

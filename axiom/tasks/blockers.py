@@ -32,6 +32,7 @@ from typing import Any
 
 import duckdb
 
+from axiom.store.event_types import ARTIFACT_DECLARED, CONDITION_DECLARED
 from axiom.store.events import NewEvent
 from axiom.tasks.canonical import (
     artifact_key_for,
@@ -42,7 +43,6 @@ from axiom.tasks.canonical import (
     placeholder_condition_key,
     task_lookup_keys,
 )
-from axiom.tasks.events import ARTIFACT_DECLARED, CONDITION_DECLARED
 from axiom.tasks.matcher import TaskMatcher, candidates_json
 from axiom.tasks.state import BlockerRef
 

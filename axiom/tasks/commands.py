@@ -20,9 +20,10 @@ from typing import Any
 import duckdb
 
 from axiom.store.db import Database
+from axiom.store.event_types import CONDITION_RESOLVED_TO
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector, write_projecting
-from axiom.tasks.events import CONDITION_RESOLVED_TO, digest
+from axiom.tasks.events import digest
 from axiom.tasks.projector import RESOLVES_TO, TaskProjector
 from axiom.tasks.queries import ResolvedCondition, list_resolved_conditions
 from axiom.tasks.resolver import load_task_state

@@ -59,25 +59,22 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from axiom.store.event_types import (
+    ARTIFACT_DECLARED,
+    CONDITION_DECLARED,
+    CONDITION_RESOLVED_TO,
+    TASK_INPUT_REJECTED,
+    TASK_MENTIONED,
+)
 from axiom.store.events import canonical_json
 from axiom.tasks.canonical import normalize_text
 
 __all__ = [
-    "ARTIFACT_DECLARED",
-    "CONDITION_DECLARED",
-    "CONDITION_RESOLVED_TO",
     "OTHER_EVENT_TYPES",
-    "TASK_INPUT_REJECTED",
-    "TASK_MENTIONED",
     "digest",
     "mention_key",
 ]
 
-CONDITION_DECLARED = "condition_declared"
-ARTIFACT_DECLARED = "artifact_declared"
-CONDITION_RESOLVED_TO = "condition_resolved_to"
-TASK_MENTIONED = "task_mentioned"
-TASK_INPUT_REJECTED = "task_input_rejected"
 OTHER_EVENT_TYPES = frozenset(
     {
         CONDITION_DECLARED,

@@ -39,22 +39,17 @@ from typing import Any
 
 import duckdb
 
-from axiom.store.events import StoredEvent
-from axiom.tasks.canonical import normalize_text, task_key
-from axiom.tasks.events import (
+from axiom.store.event_types import (
     ARTIFACT_DECLARED,
     CONDITION_DECLARED,
     CONDITION_RESOLVED_TO,
-    TASK_MENTIONED,
-)
-from axiom.tasks.state import (
     TASK_CREATED,
-    TASK_EVENT_TYPES,
+    TASK_MENTIONED,
     TASK_TITLE_CHANGED,
-    TaskEventError,
-    TaskState,
-    evolve,
 )
+from axiom.store.events import StoredEvent
+from axiom.tasks.canonical import normalize_text, task_key
+from axiom.tasks.state import TASK_EVENT_TYPES, TaskEventError, TaskState, evolve
 
 log = logging.getLogger(__name__)
 

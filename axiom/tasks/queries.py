@@ -14,8 +14,17 @@ from typing import Any
 
 import duckdb
 
+from axiom.store.event_types import (
+    TASK_BLOCKERS_SET,
+    TASK_CREATED,
+    TASK_INPUT_REJECTED,
+    TASK_MENTIONED,
+    TASK_PRIORITY_CHANGED,
+    TASK_STATUS_CHANGED,
+    TASK_TITLE_CHANGED,
+    TASK_TRANSITION_REJECTED,
+)
 from axiom.store.events import EventStore
-from axiom.tasks.events import TASK_INPUT_REJECTED, TASK_MENTIONED
 from axiom.tasks.projector import BLOCKED_BY, BLOCKED_BY_SUGGESTED, EVIDENCE_OF
 from axiom.tasks.state import STATUSES, TASK_EVENT_TYPES
 
@@ -128,23 +137,23 @@ class HistoryEvent:
         """One human-readable line about the event."""
         p = self.payload
         t = self.event_type
-        if t == "task_created":
+        if t == TASK_CREATED:
             extra = f" (first seen as {p['requested_status']})" if p.get("requested_status") else ""
             return f"created as {p.get('status')}{extra}: {p.get('title')!r}"
-        if t == "task_status_changed":
+        if t == TASK_STATUS_CHANGED:
             return f"status {p.get('from')} -> {p.get('to')} ({p.get('reason') or 'no reason'})"
-        if t == "task_priority_changed":
+        if t == TASK_PRIORITY_CHANGED:
             return f"priority {p.get('from')} -> {p.get('to')}"
-        if t == "task_title_changed":
+        if t == TASK_TITLE_CHANGED:
             return f"title {p.get('from')!r} -> {p.get('to')!r}"
-        if t == "task_blockers_set":
+        if t == TASK_BLOCKERS_SET:
             names = ", ".join(
                 (b.get("raw_text") or b.get("entity_id", "?"))
                 + (" [placeholder]" if b.get("auto_placeholder") else "")
                 for b in p.get("blockers") or []
             )
             return f"blockers {p.get('mode')}: {names or '(none)'}"
-        if t == "task_transition_rejected":
+        if t == TASK_TRANSITION_REJECTED:
             return f"rejected {p.get('from')} -> {p.get('to')}: {p.get('reason')}"
         if t == TASK_MENTIONED:
             match = p.get("match") or {}

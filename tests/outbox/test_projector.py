@@ -34,9 +34,11 @@ def test_it_is_registered_last_with_the_configured_version() -> None:
     assert EntryProjector.tables == ("entries",)  # the entry projector no longer queues
 
 
-def test_it_registers_nothing_when_vectors_are_off(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_it_queues_for_the_full_text_table_when_vectors_are_off(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("AXIOM_EMBEDDER", "none")
-    assert not any(isinstance(p, OutboxProjector) for p in all_projectors())
+    last = all_projectors()[-1]
+    assert isinstance(last, OutboxProjector)
+    assert last.embedding_version == "none@full-text-only"
 
 
 def test_it_queues_one_job_per_message_with_text(db: Database) -> None:

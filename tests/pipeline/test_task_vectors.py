@@ -25,9 +25,9 @@ from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.pipeline.task_vectors import TaskVectors
 from axiom.store.db import Database
+from axiom.store.event_types import TASK_MENTIONED
 from axiom.store.migrate import migrate
 from axiom.tasks.canonical import normalize_text
-from axiom.tasks.events import TASK_MENTIONED
 from axiom.tasks.matcher import SUGGEST_MIN, similarity
 from axiom.tasks.resolver import TaskMention, TaskResolver
 from axiom.vectors.config import embedding_version_of, shared_embedder

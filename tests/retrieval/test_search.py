@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from axiom.entries.projector import ENTRY_STATUS_CHANGED
 from axiom.evidence.citations import get_citation
 from axiom.projections import project_all
 from axiom.retrieval.fusion import blend
@@ -25,6 +24,7 @@ from axiom.retrieval.search import (
     validate_query,
 )
 from axiom.store.db import Database
+from axiom.store.event_types import ENTRY_STATUS_CHANGED
 from axiom.store.events import EventStore, NewEvent
 from axiom.vectors.embedder import EmbedderLoadError
 from axiom.vectors.lance_store import LanceStore

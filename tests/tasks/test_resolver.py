@@ -6,24 +6,22 @@ from datetime import datetime, timedelta
 
 import duckdb
 
-from axiom.store.projection import rebuild
-from axiom.tasks.canonical import entity_id_for, placeholder_condition_key, task_key
-from axiom.tasks.events import (
+from axiom.store.event_types import (
     ARTIFACT_DECLARED,
     CONDITION_DECLARED,
     CONDITION_RESOLVED_TO,
-    TASK_INPUT_REJECTED,
-    TASK_MENTIONED,
-)
-from axiom.tasks.projector import TaskProjector
-from axiom.tasks.resolver import TaskMention, TaskResolver, load_task_state
-from axiom.tasks.state import (
     TASK_BLOCKERS_SET,
     TASK_CREATED,
+    TASK_INPUT_REJECTED,
+    TASK_MENTIONED,
     TASK_PRIORITY_CHANGED,
     TASK_STATUS_CHANGED,
     TASK_TRANSITION_REJECTED,
 )
+from axiom.store.projection import rebuild
+from axiom.tasks.canonical import entity_id_for, placeholder_condition_key, task_key
+from axiom.tasks.projector import TaskProjector
+from axiom.tasks.resolver import TaskMention, TaskResolver, load_task_state
 
 PROJECT = "/home/dev/axiom"
 T0 = datetime(2025, 3, 1, 9, 0)

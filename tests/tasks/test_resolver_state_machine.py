@@ -25,19 +25,14 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from axiom.store.event_types import TASK_STATUS_CHANGED
 from axiom.store.migrate import migration_files
 from axiom.store.projection import rebuild
 from axiom.tasks.canonical import normalize_text
 from axiom.tasks.commands import TaskCommandError, resolve_condition
 from axiom.tasks.projector import TaskProjector
 from axiom.tasks.resolver import TaskMention, TaskResolver
-from axiom.tasks.state import (
-    TASK_EVENT_TYPES,
-    TASK_STATUS_CHANGED,
-    TaskState,
-    fold,
-    is_allowed_transition,
-)
+from axiom.tasks.state import TASK_EVENT_TYPES, TaskState, fold, is_allowed_transition
 
 PROJECT = "axiom"
 T0 = datetime(2025, 1, 1)

@@ -15,6 +15,14 @@ from hypothesis.stateful import (
     rule,
 )
 
+from axiom.store.event_types import (
+    TASK_BLOCKERS_SET,
+    TASK_CREATED,
+    TASK_PRIORITY_CHANGED,
+    TASK_STATUS_CHANGED,
+    TASK_TITLE_CHANGED,
+    TASK_TRANSITION_REJECTED,
+)
 from axiom.tasks.canonical import entity_id_for, placeholder_condition_key, task_key
 from axiom.tasks.state import (
     ALLOWED_TRANSITIONS,
@@ -26,12 +34,6 @@ from axiom.tasks.state import (
     PRIORITIES,
     REOPEN_TRANSITIONS,
     STATUSES,
-    TASK_BLOCKERS_SET,
-    TASK_CREATED,
-    TASK_PRIORITY_CHANGED,
-    TASK_STATUS_CHANGED,
-    TASK_TITLE_CHANGED,
-    TASK_TRANSITION_REJECTED,
     BlockerRef,
     TaskEventError,
     TaskState,

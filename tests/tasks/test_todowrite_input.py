@@ -13,7 +13,7 @@ from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, ToolCall, Transcript
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.store.db import Database
-from axiom.tasks.events import TASK_INPUT_REJECTED
+from axiom.store.event_types import TASK_INPUT_REJECTED
 from axiom.tasks.queries import list_tasks
 from axiom.tasks.resolver import RejectedInput, TaskMention, TaskResolver
 
