@@ -99,10 +99,14 @@ class Settings:
     """The parsed AXIOM_* variables (the README lists each with its default)."""
 
     data_dir: Path
+    inject_budget: int = 600  # AXIOM_INJECT_BUDGET: tokens of memory a hook may print
+    port: int = 8000  # AXIOM_PORT: the web port of `up` on 127.0.0.1, where hooks post
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
         return cls(
             data_dir=env_path(env, "AXIOM_DATA_DIR", Path("data")).resolve(),
+            inject_budget=env_int(env, "AXIOM_INJECT_BUDGET", 600, minimum=0, maximum=20_000),
+            port=env_int(env, "AXIOM_PORT", 8000, minimum=1, maximum=65_535),
         )
