@@ -43,7 +43,7 @@ def session_cwd(path: Path, max_lines: int = 50) -> str | None:
 def matches_project(path: Path, project: str) -> bool:
     """`project` names the folder, or the session's working directory (or its last part)."""
     folder = path.parent.name
-    if project in (folder, folder_for_cwd(project)):
+    if folder in (project, folder_for_cwd(project)):
         return True
     cwd = session_cwd(path)
     if cwd is None:
