@@ -60,7 +60,7 @@ def test_an_mcp_client_searches_and_opens_hits_over_stdio(data_dir: Path) -> Non
     assert out["tools"] == ["mem-cite", "mem-details", "mem-search", "mem-timeline"]
     hits = out["search"]["hits"]
     assert hits and {"id", "summary", "score", "citation", "relevance"} <= set(hits[0])
-    assert "DuckDB" in hits[0]["summary"]
+    assert "duckdb" in hits[0]["summary"].lower()
     assert out["timeline"]["messages"] and any(m["hit"] for m in out["timeline"]["messages"])
     assert out["details"]["kind"] == "entry" and out["details"]["evidence"]
     assert out["cite"]["quote"] and out["cite"]["quote"] in (
