@@ -12,7 +12,8 @@ from pathlib import Path
 
 from axiom.agent import spool
 from axiom.agent.drain import DrainReport, drain
-from axiom.agent.hook import EVENTS, run_hook, service_url
+from axiom.agent.handoff import EVENTS, service_url
+from axiom.agent.hook import run_hook
 from axiom.hooks import install as installer
 from axiom.ingest.locations import claude_projects_dir, find_transcripts, parse_since
 from axiom.mcp.server import client_config, serve
