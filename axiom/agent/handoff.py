@@ -45,6 +45,8 @@ POST_TIMEOUT = 0.6  # seconds: the whole hook must finish within one
 HOOKS_PATH = "/api/v1/hooks"
 TOKEN_FILE = "token"
 STORE_FILE = "axiom.duckdb"
+# The service is on 127.0.0.1: an http_proxy in the agent's environment must not carry it.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 @dataclass
@@ -88,7 +90,7 @@ def post_to_service(
         service_url(settings) + HOOKS_PATH, data=body, headers=headers, method="POST"
     )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with _OPENER.open(request, timeout=timeout) as response:
             answer = json.loads(response.read().decode("utf-8"))
     except (urllib.error.URLError, OSError, ValueError):
         return None
