@@ -38,18 +38,27 @@ def accept(
     payload: dict[str, Any],
     budget: int,
 ) -> dict[str, Any]:
-    """Store what the payload hands over; return `{accepted, imported, context}`."""
+    """Store what the payload hands over; return `{accepted, event, imported, new_sessions,
+    context}` (`imported`: the sessions the transcript holds, new or already stored)."""
     if not isinstance(payload, dict):
         raise HookRejected("payload must be a JSON object")
     imported: list[str] = []
+    new_sessions = 0
     raw = payload.get("transcript_path")
     if event in IMPORTING_EVENTS and isinstance(raw, str) and raw:
         path = Path(raw).expanduser()
         if not path.is_file():
             raise HookRejected(f"transcript not found: {path}")
-        imported = import_paths(db, [path]).session_ids
+        report = import_paths(db, [path])
+        imported, new_sessions = report.session_ids, report.sessions_new
     context = _context(db, search, event, scrub(payload), budget) if budget > 0 else ""
-    return {"accepted": True, "event": event, "imported": imported, "context": context}
+    return {
+        "accepted": True,
+        "event": event,
+        "imported": imported,
+        "new_sessions": new_sessions,
+        "context": context,
+    }
 
 
 def _context(
