@@ -5,7 +5,9 @@
 Runs each command exactly as `hooks install` writes it (a shell, Claude Code's hook JSON
 on stdin) against DIR (default: a fresh temporary data dir with the sample session
 imported) with the service down (nothing on AXIOM_PORT), and prints median and max
-seconds per hook. Each must stay under one second.
+seconds per hook, wall and CPU (user + system of the hook process: what the hook costs
+when the machine is not shared; wall also counts waiting for a core). Each must stay
+under one second. The load average is printed with the figures.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -59,8 +62,9 @@ def main() -> int:
                 "prompt": "which database holds the event store?",
             }
         )
-        times = []
+        times, cpu = [], []
         for _ in range(args.runs):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             subprocess.run(
                 hook_command(event, data_dir),
@@ -72,7 +76,15 @@ def main() -> int:
                 check=True,
             )
             times.append(time.perf_counter() - t0)
-        print(f"{event:<17} median {statistics.median(times):.3f} s  max {max(times):.3f} s")
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        print(
+            f"{event:<17} wall median {statistics.median(times):.3f} s max {max(times):.3f} s"
+            f"  cpu median {statistics.median(cpu):.3f} s max {max(cpu):.3f} s"
+        )
+    print(
+        f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores"
+    )
     return 0
 
 

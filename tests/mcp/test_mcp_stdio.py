@@ -46,6 +46,9 @@ async def _talk(data_dir: Path) -> dict:
             await session.call_tool("mem-search", {"query": "DuckDB event store", "mode": "fts"})
         )
         out["search"] = found
+        out["hybrid"] = _json(
+            await session.call_tool("mem-search", {"query": "DuckDB event store"})
+        )
         entry = next(h for h in found["hits"] if h["kind"] == "entry")
         out["timeline"] = _json(await session.call_tool("mem-timeline", {"id": entry["id"]}))
         out["details"] = _json(await session.call_tool("mem-details", {"id": entry["id"]}))
@@ -61,9 +64,11 @@ def test_an_mcp_client_searches_and_opens_hits_over_stdio(data_dir: Path) -> Non
     hits = out["search"]["hits"]
     assert hits and {"id", "summary", "score", "citation", "relevance"} <= set(hits[0])
     assert "duckdb" in hits[0]["summary"].lower()
+    # the default mode embeds the query with the configured (default e5) embedder
+    assert any(h["kind"] == "entry" for h in out["hybrid"]["hits"])
     assert out["timeline"]["messages"] and any(m["hit"] for m in out["timeline"]["messages"])
     assert out["details"]["kind"] == "entry" and out["details"]["evidence"]
     assert out["cite"]["quote"] and out["cite"]["quote"] in (
-        out["cite"]["before"] + out["cite"]["quote"] + out["cite"]["after"]
+        out["cite"]["context_before"] + out["cite"]["quote"] + out["cite"]["context_after"]
     )
     assert out["bad"].is_error
