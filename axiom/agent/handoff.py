@@ -46,7 +46,7 @@ HOOKS_PATH = "/api/v1/hooks"
 TOKEN_FILE = "token"
 STORE_FILE = "axiom.duckdb"
 # The service is on 127.0.0.1: an http_proxy in the agent's environment must not carry it.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+LOCAL_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 @dataclass
@@ -90,7 +90,7 @@ def post_to_service(
         service_url(settings) + HOOKS_PATH, data=body, headers=headers, method="POST"
     )
     try:
-        with _OPENER.open(request, timeout=timeout) as response:
+        with LOCAL_OPENER.open(request, timeout=timeout) as response:
             answer = json.loads(response.read().decode("utf-8"))
     except (urllib.error.URLError, OSError, ValueError):
         return None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from axiom.agent import spool
 from axiom.agent.drain import DrainReport, drain
-from axiom.agent.handoff import EVENTS, service_url
+from axiom.agent.handoff import EVENTS, LOCAL_OPENER, service_url
 from axiom.agent.hook import run_hook
 from axiom.hooks import install as installer
 from axiom.ingest.locations import claude_projects_dir, find_transcripts, parse_since
@@ -50,7 +50,7 @@ def drain_spool(db: Database) -> DrainReport:
 
 def service_answers(settings: Settings) -> bool:
     try:
-        with urllib.request.urlopen(service_url(settings) + "/api/v1/health", timeout=1):
+        with LOCAL_OPENER.open(service_url(settings) + "/api/v1/health", timeout=1):
             return True
     except urllib.error.HTTPError:
         return True  # it answered, if only to say no
