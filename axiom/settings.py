@@ -196,6 +196,7 @@ class Settings:
     def vectors_enabled(self) -> bool:
         """False when AXIOM_EMBEDDER is none/off: no model is loaded, search is full-text."""
         return self.embedder not in NO_EMBEDDER
+    inject_budget: int = 600  # AXIOM_INJECT_BUDGET: tokens of memory a hook may print
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -234,6 +235,7 @@ class Settings:
             secret_key=env_str(env, "AXIOM_SECRET_KEY", DEFAULT_SECRET_KEY),
             allowed_hosts=env_list(env, "AXIOM_ALLOWED_HOSTS", DEFAULT_ALLOWED_HOSTS),
             auth_token=env_str(env, "AXIOM_AUTH_TOKEN", ""),
+            inject_budget=env_int(env, "AXIOM_INJECT_BUDGET", 600, minimum=0, maximum=20_000),
         )
 
 

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from django.urls import path
 
-from viewer import views, views_entries, views_search, views_tasks
+from viewer import views, views_entries, views_import, views_search, views_tasks
 
 urlpatterns = [
     path("", views.dashboard, name="viewer-dashboard"),
     path("login", views.login, name="viewer-login"),
+    path("import/claude", views_import.import_claude, name="viewer-import-claude"),
     path("sessions/", views.session_list, name="viewer-sessions"),
     path("sessions/<path:session_id>/", views.session_detail, name="viewer-session"),
     path("entries/", views_entries.entry_list, name="viewer-entries"),

@@ -7,8 +7,9 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from axiom.cli.agent import drain_spool, transcript_paths
+from axiom.cli.agent import register as register_agent_commands
 from axiom.cli.outbox import register as register_outbox_commands
 from axiom.cli.pipeline import process_sessions, summarize
 from axiom.cli.pipeline import register as register_pipeline_commands
@@ -42,7 +43,14 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     db = open_database()
-    paths = [Path(p) for p in args.paths]
+    drained = drain_spool(db)
+    try:
+        paths = transcript_paths(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not paths:
+        return 0 if drained.payloads else 1
     files, _ = discover(paths)
     bar = _progress(len(files), sys.stderr.isatty() and not args.quiet)
     report = import_paths(
@@ -58,9 +66,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         f" {report.messages} message(s) ({report.messages_added} added,"
         f" {report.messages_changed} changed), {len(report.issues)} problem(s)"
     )
-    if report.session_ids and not args.no_process:
+    new_ids = list(dict.fromkeys([*drained.session_ids, *report.session_ids]))
+    if new_ids and not args.no_process:
         show = sys.stderr.isatty() and not args.quiet
-        print(summarize(process_sessions(db, report.session_ids, progress=show)))
+        print(summarize(process_sessions(db, new_ids, progress=show)))
     return 0 if report.imported_anything else 1
 
 
@@ -91,8 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
         func=cmd_migrate
     )
 
-    p = sub.add_parser("import", help="import transcript files or folders")
-    p.add_argument("paths", nargs="+")
+    p = sub.add_parser(
+        "import",
+        help="import transcript files or folders (none: Claude Code's, ~/.claude/projects)",
+    )
+    p.add_argument("paths", nargs="*")
+    p.add_argument("--project", help="only this Claude Code project (folder name or cwd)")
+    p.add_argument("--since", help="only transcripts changed since this ISO date")
     p.add_argument(
         "--format",
         default=None,
@@ -118,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_task_commands(sub)
     register_retrieval_commands(sub)
     register_outbox_commands(sub)
+    register_agent_commands(sub)
     return parser
 
 

@@ -8,12 +8,14 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from axiom.agent.drain import drain
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import get_citation, normalize_citation_id
 from axiom.ingest.session_queries import list_messages, list_sessions
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.order import chronological
 from axiom.pipeline.process import ProcessReport, process_session
+from axiom.settings import Settings
 from axiom.store.db import Database
 
 
@@ -62,6 +64,7 @@ def cmd_process(args: argparse.Namespace) -> int:
     from axiom.store.migrate import open_database
 
     db = open_database()
+    drain(db, Settings.from_env().data_dir)
     ids = args.session_ids or all_session_ids(db)
     reports = process_sessions(db, ids, progress=sys.stderr.isatty())
     print(summarize(reports))

@@ -142,3 +142,26 @@ def corroboration_pool(
         " AND stage IN ('verified', 'certified') AND status = 'active' ORDER BY entry_id",
         [entry_type, session_id],
     ).fetchall()
+
+
+def recent_entries(
+    conn: duckdb.DuckDBPyConnection,
+    statuses: tuple[str, ...],
+    limit: int,
+    session_ids: list[str] | None = None,
+    stages: tuple[str, ...] | None = None,
+) -> list[EntryRow]:
+    """The newest entries with one of `statuses` (optionally of some sessions and stages):
+    the bounded pool a reader without the search index scores itself."""
+    where, params = ["status IN (SELECT unnest(?))"], [list(statuses)]
+    if session_ids is not None:
+        where.append("session_id IN (SELECT unnest(?))")
+        params.append(list(session_ids))
+    if stages is not None:
+        where.append("stage IN (SELECT unnest(?))")
+        params.append(list(stages))
+    sql = (
+        f"SELECT {_COLS} FROM entries WHERE {' AND '.join(where)}"
+        f" ORDER BY created_ts DESC, entry_id LIMIT {int(limit)}"
+    )
+    return [_row(r) for r in conn.execute(sql, params).fetchall()]

@@ -90,3 +90,16 @@ def list_messages(conn: duckdb.DuckDBPyConnection, session_id: str) -> list[Mess
         )
         for r in rows
     ]
+
+
+def session_ids_for_project(
+    conn: duckdb.DuckDBPyConnection, project: str, cwd: str | None
+) -> list[str]:
+    """Sessions of one project: its Claude Code folder name, or the working directory the
+    session recorded (`meta.cwd`)."""
+    rows = conn.execute(
+        "SELECT session_id FROM sessions WHERE project = ?"
+        " OR (? IS NOT NULL AND json_extract_string(meta_json, '$.cwd') = ?)",
+        [project, cwd, cwd],
+    ).fetchall()
+    return [r[0] for r in rows]

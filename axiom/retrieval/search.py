@@ -103,6 +103,7 @@ from typing import Any, Literal
 import numpy as np
 
 from axiom.evidence.citations import first_citations, message_citations
+from axiom.retrieval.confidence import tier_for
 from axiom.retrieval.fusion import FusedHit, blend, rrf
 from axiom.store.db import Database
 from axiom.vectors.embedder import Embedder
@@ -143,7 +144,6 @@ STATUS_PENALTIES = {
 RECENCY_HALF_LIFE_DAYS = 30.0
 RECENCY_FLOOR = 0.85
 
-HIGH_MATCH, HIGH_GAP, SUGGESTED_MATCH = 0.92, 0.03, 0.75
 # cosine -> 0..1 per embedder name: (lo, hi). See the module docstring, step 4.
 DENSE_CALIBRATION: dict[str, tuple[float, float]] = {
     "multilingual-e5-small": (0.80, 0.93),
@@ -294,14 +294,6 @@ def term_coverage(query_terms: set[str], doc_terms: set[str]) -> float:
     if not query_terms:
         return 0.0
     return len(query_terms & doc_terms) / len(query_terms)
-
-
-def tier_for(match: float, best_other: float) -> str:
-    if match >= HIGH_MATCH and match - best_other >= HIGH_GAP:
-        return "high"
-    if match >= SUGGESTED_MATCH:
-        return "suggested"
-    return "none"
 
 
 def summarize_text(text: str, limit: int = SUMMARY_CHARS) -> str:

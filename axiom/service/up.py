@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from axiom.agent.drain import drain
 from axiom.config import AxiomConfig
 from axiom.ingest.formats import discover, parse_file
 from axiom.ingest.session_queries import get_session
@@ -227,6 +228,9 @@ def run(port: int, sample: bool = True, concurrency: int = 1, out: TextIO = sys.
     db = Database(config.duckdb_path)
     applied = migrate(db)
     say(f"data: {data_dir} ({len(applied)} migration(s) applied)")
+    drained = drain(db, data_dir)
+    if drained.payloads:
+        say(drained.summary())
 
     broker: Broker | None = None
     broker_url = Settings.from_env().broker_url

@@ -27,9 +27,10 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 ANALYZER_VERSION = "en-porter+cjk-ngram23/1"
 
@@ -156,6 +157,10 @@ class BM25:
         return math.log(1.0 + (len(self) - df + 0.5) / (df + 0.5))
 
     def scores(self, query: str) -> np.ndarray:
+        # numpy is imported here, not at the top: the analyzer above is on the hook's
+        # service-down context path (axiom.agent.context), which must start fast.
+        import numpy as np
+
         out = np.zeros(len(self), dtype=np.float32)
         if not self._lengths:
             return out
@@ -174,6 +179,8 @@ class BM25:
 
     def search(self, query: str, k: int = 10) -> list[tuple[int, float]]:
         """Top-k `(doc_index, score)` with score > 0, best first (ties by index)."""
+        import numpy as np  # lazy, heavy: see `scores`
+
         scores = self.scores(query)
         hits = np.flatnonzero(scores > 0)
         order = hits[np.lexsort((hits, -scores[hits]))][:k]

@@ -1,0 +1,74 @@
+"""Drain the spool: import the transcripts spooled hook payloads name, then drop them.
+
+Called by `up`, `import` and `process` before their own work. A payload whose transcript
+is gone or unreadable is moved to `spool/failed/` with the reason (never silently lost);
+the store dedupes, so draining a payload twice stores its session once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from axiom.agent import spool
+from axiom.ingest.importer import ImportReport, import_paths
+from axiom.store.db import Database
+
+
+@dataclass
+class DrainReport:
+    payloads: int = 0
+    transcripts: int = 0
+    session_ids: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"spool: {self.payloads} payload(s), {self.transcripts} transcript(s),"
+            f" {len(self.session_ids)} new session(s), {len(self.failed)} failed"
+        )
+
+
+def transcript_of(record: dict) -> Path | None:
+    raw = record.get("payload", {}).get("transcript_path")
+    return Path(raw).expanduser() if isinstance(raw, str) and raw else None
+
+
+def drain(db: Database, data_dir: Path) -> DrainReport:
+    """Import every spooled payload's transcript once, then delete the payload files."""
+    files = spool.pending(data_dir)
+    report = DrainReport(payloads=len(files))
+    by_transcript: dict[Path, list[Path]] = {}
+    for path in files:
+        record = spool.read(path)
+        transcript = transcript_of(record) if record else None
+        if transcript is None:
+            # A payload without a transcript (a prompt) carries nothing to store.
+            path.unlink(missing_ok=True)
+            continue
+        by_transcript.setdefault(transcript, []).append(path)
+    for transcript, payload_files in by_transcript.items():
+        if not transcript.is_file():
+            _fail(data_dir, payload_files, f"transcript not found: {transcript}", report)
+            continue
+        result: ImportReport = import_paths(db, [transcript])
+        if not result.imported_anything:
+            _fail(data_dir, payload_files, "; ".join(map(str, result.issues))[:500], report)
+            continue
+        report.transcripts += 1
+        report.session_ids.extend(result.session_ids)
+        for path in payload_files:
+            path.unlink(missing_ok=True)
+    return report
+
+
+def _fail(data_dir: Path, files: list[Path], reason: str, report: DrainReport) -> None:
+    failed = spool.spool_dir(data_dir) / "failed"
+    failed.mkdir(parents=True, exist_ok=True)
+    for path in files:
+        record = spool.read(path) or {}
+        record["failure"] = reason
+        (failed / path.name).write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+        path.unlink(missing_ok=True)
+        report.failed.append(path.name)

@@ -1,0 +1,126 @@
+"""The hook's hot path: POST the payload to the running service, else spool it.
+
+Claude Code runs a hook command for every prompt, tool call and stop, and waits for it, so
+this module imports only the standard library, `axiom.settings` and the spool (whose
+privacy filter is `re` only): no DuckDB, numpy, LanceDB, Django or model. `python -X
+importtime -m axiom.hooks.run stop` shows it; tests/agent/test_hook_speed.py guards it.
+
+`hand_over(name, stdin_text)`:
+
+1. POSTs Claude Code's hook JSON (session_id, transcript_path, cwd, hook_event_name,
+   prompt, ...) to `POST /api/v1/hooks` on 127.0.0.1:AXIOM_PORT with the token of
+   `auth_token`, within `POST_TIMEOUT`; the service stores the transcript and answers with
+   the context block, which is what SessionStart / UserPromptSubmit print;
+2. when the service does not answer, writes the payload to the spool (privacy-filtered)
+   for the next `up`/`import`/`process`, and says whether a context event still wants
+   the store's full-text read (`Handoff.wants_local_context`, done by `axiom.agent.hook`
+   in the same process only then, so only that path loads DuckDB).
+
+A payload the service accepted and the spool also holds (a reply lost to the timeout) is
+stored once: imports dedupe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+from axiom.agent import spool
+from axiom.settings import Settings, env_str
+
+# hook command name -> Claude Code's hook_event_name
+EVENTS: dict[str, str] = {
+    "session-start": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "post-tool-use": "PostToolUse",
+    "stop": "Stop",
+    "session-end": "SessionEnd",
+}
+CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
+POST_TIMEOUT = 0.6  # seconds: the whole hook must finish within one
+HOOKS_PATH = "/api/v1/hooks"
+TOKEN_FILE = "token"
+STORE_FILE = "axiom.duckdb"
+# The service is on 127.0.0.1: an http_proxy in the agent's environment must not carry it.
+LOCAL_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+@dataclass
+class Handoff:
+    """What one hook call did: where the payload went and what to print."""
+
+    event: str
+    payload: dict[str, Any] = field(default_factory=dict)
+    delivered: bool = False  # the service accepted it
+    spooled: bool = False
+    context: str = ""  # the service's context block
+    wants_local_context: bool = False  # service down, context event, a store to read
+
+
+def auth_token(settings: Settings) -> str | None:
+    """The API token: AXIOM_AUTH_TOKEN, else the `token` file in the data directory.
+    (The one place that knows where the token lives.)"""
+    token = env_str(os.environ, "AXIOM_AUTH_TOKEN", "")
+    if token:
+        return token
+    try:
+        return (settings.data_dir / TOKEN_FILE).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def service_url(settings: Settings) -> str:
+    return f"http://127.0.0.1:{settings.port}"
+
+
+def post_to_service(
+    settings: Settings, event: str, payload: dict[str, Any], timeout: float = POST_TIMEOUT
+) -> dict[str, Any] | None:
+    """The service's answer, or None when it is down, slow or refuses."""
+    body = json.dumps({"event": event, "payload": payload}).encode("utf-8")
+    headers = {"Content-Type": "application/json"}
+    token = auth_token(settings)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(
+        service_url(settings) + HOOKS_PATH, data=body, headers=headers, method="POST"
+    )
+    try:
+        with LOCAL_OPENER.open(request, timeout=timeout) as response:
+            answer = json.loads(response.read().decode("utf-8"))
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    return answer if isinstance(answer, dict) and answer.get("accepted") else None
+
+
+def parse_payload(stdin_text: str) -> dict[str, Any]:
+    try:
+        payload = json.loads(stdin_text) if stdin_text.strip() else {}
+    except ValueError:
+        return {}
+    return payload if isinstance(payload, dict) else {}
+
+
+def hand_over(name: str, stdin_text: str, settings: Settings) -> Handoff:
+    """POST the payload, else spool it; never raises for a bad payload or a down service."""
+    payload = parse_payload(stdin_text)
+    event = str(payload.get("hook_event_name") or EVENTS.get(name, name))
+    handoff = Handoff(event, payload)
+    answer = post_to_service(settings, event, payload)
+    if answer is not None:
+        handoff.delivered = True
+        handoff.context = str(answer.get("context") or "")
+        return handoff
+    if payload.get("transcript_path"):
+        spool.write(settings.data_dir, event, payload)
+        handoff.spooled = True
+    handoff.wants_local_context = (
+        event in CONTEXT_EVENTS
+        and settings.inject_budget > 0
+        and (settings.data_dir / STORE_FILE).exists()
+    )
+    return handoff

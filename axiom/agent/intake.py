@@ -1,0 +1,80 @@
+"""The service's side of a hook call (`POST /api/v1/hooks`): store, then answer with context.
+
+`accept` imports the transcript a Stop / SessionEnd / PostToolUse payload names (through
+`import_paths`: privacy-filtered, deduplicated, so the same transcript handed over twice
+is stored once) and, for SessionStart / UserPromptSubmit, returns the context block from
+the full hybrid search (`axiom.agent.context`), falling back to full text when the search
+index is unavailable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from axiom.agent.context import (
+    memories_from_hits,
+    memories_from_store,
+    render,
+    session_start_memories,
+)
+from axiom.agent.spool import scrub
+from axiom.ingest.importer import import_paths
+from axiom.retrieval.search import SearchError, SearchService
+from axiom.store.db import Database
+
+IMPORTING_EVENTS = frozenset({"PostToolUse", "Stop", "SessionEnd"})
+CONTEXT_K = 10
+
+
+class HookRejected(ValueError):
+    """A hook payload Axiom cannot use (wrong shape, unknown transcript)."""
+
+
+def accept(
+    db: Database,
+    search: SearchService | None,
+    event: str,
+    payload: dict[str, Any],
+    budget: int,
+) -> dict[str, Any]:
+    """Store what the payload hands over; return `{accepted, event, imported, new_sessions,
+    context}` (`imported`: the sessions the transcript holds, new or already stored)."""
+    if not isinstance(payload, dict):
+        raise HookRejected("payload must be a JSON object")
+    imported: list[str] = []
+    new_sessions = 0
+    raw = payload.get("transcript_path")
+    if event in IMPORTING_EVENTS and isinstance(raw, str) and raw:
+        path = Path(raw).expanduser()
+        if not path.is_file():
+            raise HookRejected(f"transcript not found: {path}")
+        report = import_paths(db, [path])
+        imported, new_sessions = report.session_ids, report.sessions_new
+    context = _context(db, search, event, scrub(payload), budget) if budget > 0 else ""
+    return {
+        "accepted": True,
+        "event": event,
+        "imported": imported,
+        "new_sessions": new_sessions,
+        "context": context,
+    }
+
+
+def _context(
+    db: Database, search: SearchService | None, event: str, payload: dict[str, Any], budget: int
+) -> str:
+    if event == "SessionStart":
+        with db.read() as conn:
+            return render(session_start_memories(conn, payload.get("cwd")), budget)
+    prompt = str(payload.get("prompt") or "").strip()
+    if event != "UserPromptSubmit" or not prompt:
+        return ""
+    if search is not None:
+        try:
+            result = search.search(prompt, k=CONTEXT_K, kinds=("entry",))
+            return render(memories_from_hits(result.hits), budget)
+        except SearchError:
+            pass  # no index yet: full text below
+    with db.read() as conn:
+        return render(memories_from_store(conn, prompt), budget)

@@ -1,0 +1,91 @@
+"""`hooks install/uninstall` edit only Axiom's part of a Claude Code settings file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from axiom.hooks.install import (
+    COMMAND_MARKER,
+    EVENT_COMMANDS,
+    install,
+    installed_events,
+    load,
+    uninstall,
+)
+
+FOREIGN = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm test:*)"], "deny": []},
+    "env": {"FOO": "bar"},
+    "hooks": {
+        "PostToolUse": [
+            {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "prettier -w"}]}
+        ],
+        "Stop": [{"hooks": [{"type": "command", "command": "say done", "timeout": 3}]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+    },
+}
+
+
+def _settings(tmp_path: Path) -> Path:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(FOREIGN, indent=4), encoding="utf-8")
+    return path
+
+
+def test_install_registers_every_event_and_keeps_foreign_settings(tmp_path: Path) -> None:
+    path = _settings(tmp_path)
+    install(path, tmp_path / "data")
+    data = load(path)
+    assert set(installed_events(data)) == set(EVENT_COMMANDS)
+    assert {k: v for k, v in data.items() if k != "hooks"} == {
+        k: v for k, v in FOREIGN.items() if k != "hooks"
+    }
+    assert data["hooks"]["Notification"] == FOREIGN["hooks"]["Notification"]
+    assert data["hooks"]["PostToolUse"][0] == FOREIGN["hooks"]["PostToolUse"][0]
+    assert data["hooks"]["Stop"][0] == FOREIGN["hooks"]["Stop"][0]
+    for event in EVENT_COMMANDS:
+        ours = installed_events(data)[event]
+        assert len(ours) == 1 and "-m axiom.hooks.run" in ours[0]
+
+
+def test_install_twice_changes_nothing(tmp_path: Path) -> None:
+    path = _settings(tmp_path)
+    install(path, tmp_path / "data")
+    first = path.read_bytes()
+    change = install(path, tmp_path / "data")
+    assert not change.changed
+    assert path.read_bytes() == first
+
+
+def test_uninstall_restores_the_foreign_settings_exactly(tmp_path: Path) -> None:
+    path = _settings(tmp_path)
+    install(path, tmp_path / "data")
+    uninstall(path)
+    assert load(path) == FOREIGN
+    assert not (path.parent / "commands" / "memory-search.md").exists()
+
+
+def test_install_writes_slash_commands_and_spares_a_foreign_one(tmp_path: Path) -> None:
+    path = _settings(tmp_path)
+    commands = path.parent / "commands"
+    commands.mkdir()
+    (commands / "memory-stats.md").write_text("mine\n", encoding="utf-8")
+    install(path, tmp_path / "data")
+    search = (commands / "memory-search.md").read_text(encoding="utf-8")
+    assert COMMAND_MARKER in search and "-m axiom search" in search
+    assert (commands / "memory-forget.md").exists()
+    assert (commands / "memory-stats.md").read_text(encoding="utf-8") == "mine\n"
+    uninstall(path)
+    assert (commands / "memory-stats.md").read_text(encoding="utf-8") == "mine\n"
+    assert not (commands / "memory-forget.md").exists()
+
+
+def test_install_creates_a_missing_settings_file(tmp_path: Path) -> None:
+    path = tmp_path / "fresh" / "settings.json"
+    install(path, tmp_path / "data")
+    assert set(installed_events(load(path))) == set(EVENT_COMMANDS)
+    uninstall(path)
+    assert load(path) == {}

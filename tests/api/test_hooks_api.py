@@ -1,0 +1,103 @@
+"""`POST /api/v1/hooks` through Django's test client: the token is required when set, a
+payload Axiom cannot use is a 422 that stores nothing, a Stop stores its transcript once,
+and a SessionStart answers with the project's memories and their `mem:` citations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from axiom.agent.context import HEADER
+from axiom.ingest.importer import import_paths
+from axiom.pipeline.factory import configured_pipeline
+from axiom.pipeline.process import process_session
+
+URL = "/api/v1/hooks"
+SAMPLE_CWD = "/home/dev/axiom"
+
+
+def post(client, body: object, token: str = ""):  # type: ignore[no-untyped-def]
+    extra = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
+    return client.post(URL, json.dumps(body), content_type="application/json", **extra)
+
+
+def hook(event: str, transcript: Path, **extra: object) -> dict:
+    payload = {
+        "session_id": transcript.stem,
+        "transcript_path": str(transcript),
+        "cwd": SAMPLE_CWD,
+        "hook_event_name": event,
+        **extra,
+    }
+    return {"event": event, "payload": payload}
+
+
+def counts(db) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    with db.read() as conn:
+        return (
+            conn.execute("SELECT count(*) FROM sessions").fetchone()[0],
+            conn.execute("SELECT count(*) FROM events").fetchone()[0],
+        )
+
+
+def test_a_wrong_or_missing_token_is_a_401_when_a_token_is_set(
+    client, site, settings, sample_session: Path
+):
+    settings.AXIOM_AUTH_TOKEN = "s3cret-token"
+    body = hook("Stop", sample_session, stop_hook_active=False)
+    assert post(client, body, "wrong-token").status_code == 401
+    assert post(client, body).status_code == 401
+    assert counts(site) == (0, 0)
+    ok = post(client, body, "s3cret-token")
+    assert ok.status_code == 200, ok.content
+    assert ok.json()["imported"] == [sample_session.stem]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"event": "Stop"},  # no payload
+        {"event": "Stop", "payload": ["not", "an", "object"]},
+        {"payload": {"session_id": "x"}},  # no event
+        {"event": "Stop", "payload": {"transcript_path": "/nowhere/gone.jsonl"}},
+    ],
+)
+def test_a_payload_axiom_cannot_use_is_a_422_and_stores_nothing(client, site, body):
+    response = post(client, body)
+    assert response.status_code == 422, response.content
+    assert "detail" in response.json()
+    assert counts(site) == (0, 0)
+
+
+def test_a_stop_stores_its_transcript_once(client, site, sample_session: Path):
+    body = hook("Stop", sample_session, stop_hook_active=False)
+    first = post(client, body)
+    assert first.status_code == 200
+    assert first.json() == {
+        "accepted": True,
+        "event": "Stop",
+        "imported": [sample_session.stem],
+        "new_sessions": 1,
+        "context": "",
+    }
+    stored = counts(site)
+    again = post(client, body)
+    assert again.status_code == 200
+    assert (again.json()["imported"], again.json()["new_sessions"]) == ([sample_session.stem], 0)
+    assert counts(site) == stored == (1, stored[1])
+
+
+def test_session_start_answers_with_the_projects_memories(client, site, sample_session: Path):
+    (sid,) = import_paths(site, [sample_session]).session_ids
+    process_session(site, sid, configured_pipeline())
+    response = post(client, hook("SessionStart", sample_session, source="startup"))
+    assert response.status_code == 200
+    context = response.json()["context"]
+    lines = context.splitlines()
+    assert lines[0] == HEADER
+    assert 1 <= len(lines) - 1 <= 5
+    assert all("(mem:" in line and "verified" in line for line in lines[1:])
+    elsewhere = post(client, hook("SessionStart", sample_session, cwd="/some/other/project"))
+    assert elsewhere.json()["context"] == ""  # nothing known there: no noise
