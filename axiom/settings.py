@@ -196,6 +196,7 @@ class Settings:
     def vectors_enabled(self) -> bool:
         """False when AXIOM_EMBEDDER is none/off: no model is loaded, search is full-text."""
         return self.embedder not in NO_EMBEDDER
+
     inject_budget: int = 600  # AXIOM_INJECT_BUDGET: tokens of memory a hook may print
 
     @classmethod
