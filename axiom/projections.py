@@ -7,6 +7,7 @@ scheduled job) and `rebuild_all` (replay) then both pick it up.
 from __future__ import annotations
 
 from axiom.builds.projector import BuildProjector
+from axiom.conflicts.projector import ConflictProjector
 from axiom.entries.projector import EntryProjector
 from axiom.evidence.citations import CitationProjector
 from axiom.ingest.session_projector import SessionProjector
@@ -24,6 +25,7 @@ def all_projectors() -> list[Projector]:
         EntryProjector(),
         CitationProjector(),
         TaskProjector(),
+        ConflictProjector(),
     ]
     if vectors_enabled():  # embedding jobs for the configured vector space (AXIOM_EMBEDDER)
         projectors.append(OutboxProjector(configured_embedding_version()))
