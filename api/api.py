@@ -11,7 +11,8 @@ from ninja import NinjaAPI
 
 from api.docs import OfflineSwagger
 from api.errors import NotFound
-from api.routers import entries, health, search, sessions, tasks
+from api.routers import conflicts, entries, health, search, sessions, tasks
+from axiom.conflicts.commands import ConflictCommandError, ConflictNotFound
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound
 from axiom.retrieval.search import QueryError, SearchUnavailable
 from axiom.store.db import DatabaseMissing
@@ -24,6 +25,7 @@ api.add_router("/v1/sessions", sessions.router)
 api.add_router("/v1/", tasks.router)
 api.add_router("/v1/", entries.router)
 api.add_router("/v1/", search.router)
+api.add_router("/v1/", conflicts.router)
 
 ERROR_STATUS: dict[type[Exception], int] = {
     NotFound: 404,
@@ -34,6 +36,8 @@ ERROR_STATUS: dict[type[Exception], int] = {
     SearchUnavailable: 503,
     UnknownEntity: 404,  # before TaskCommandError: handlers are looked up along the MRO
     TaskCommandError: 422,
+    ConflictNotFound: 404,  # before ConflictCommandError, as above
+    ConflictCommandError: 422,
 }
 
 

@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
+from axiom.conflicts.queries import list_conflicts, possible_conflicts
 from axiom.entries.queries import EntryRow, entry_history, get_entry, list_entries
 from axiom.evidence.citation_spans import list_citation_spans_for_entry
 from axiom.evidence.citations import get_citation, span_key
@@ -167,7 +168,12 @@ def _render_entry(
             raise Http404(f"No entry {entry_id!r}")
         spans = list_citation_spans_for_entry(conn, entry_id)
         history = entry_history(conn, entry_id)
+        conflicts = list_conflicts(conn, "all", entry_id)
+        suggested = possible_conflicts(conn, entry_id)
     context = {
+        "conflicts": conflicts,
+        "open_conflicts": [c for c in conflicts if c.status == "open"],
+        "possible_conflicts": suggested,
         "entry": entry,
         "evidence": _evidence(entry, {s.span_key: s.citation_id for s in spans}),
         "history": _timeline(history),

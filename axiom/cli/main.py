@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from axiom.cli.conflicts import register as register_conflict_commands
 from axiom.cli.outbox import register as register_outbox_commands
 from axiom.cli.pipeline import process_sessions, summarize
 from axiom.cli.pipeline import register as register_pipeline_commands
@@ -117,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_task_commands(sub)
     register_retrieval_commands(sub)
     register_outbox_commands(sub)
+    register_conflict_commands(sub)
     return parser
 
 
