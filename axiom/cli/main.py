@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from axiom.cli.conflicts import register as register_conflict_commands
+from axiom.cli.forget import register as register_forget_command
 from axiom.cli.outbox import register as register_outbox_commands
 from axiom.cli.pipeline import process_sessions, summarize
 from axiom.cli.pipeline import register as register_pipeline_commands
@@ -119,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_retrieval_commands(sub)
     register_outbox_commands(sub)
     register_conflict_commands(sub)
+    register_forget_command(sub)
     return parser
 
 

@@ -26,6 +26,7 @@ from axiom.ingest.session_projector import SESSION_INGESTED, SessionProjector, s
 from axiom.ingest.transcript import Transcript
 from axiom.ingest.validate import check_transcript
 from axiom.store.db import Database
+from axiom.store.event_types import REDACTED
 from axiom.store.events import AppendResult, EventStore, NewEvent, canonical_json
 from axiom.store.projection import run_projector, write_projecting
 
@@ -84,8 +85,19 @@ def append_session(
     conn: duckdb.DuckDBPyConnection, prepared: PreparedSession, actor: str = "import"
 ) -> AppendResult:
     """Record one prepared transcript as a `session_ingested` event (a no-op if already
-    recorded). Only appends: the checks ran in `prepare_session`."""
-    return EventStore(conn).append(
+    recorded). Only appends: the checks ran in `prepare_session`. A session that was
+    forgotten (`redacted` tombstone, see `axiom.forgetting`) is not restored: the
+    tombstone is returned, nothing appended."""
+    store = EventStore(conn)
+    tombstone = store.tombstone_for_session(prepared.transcript.session_id, REDACTED)
+    if tombstone is not None:
+        log.warning(
+            "session %s was forgotten (%s): not restored",
+            prepared.transcript.session_id,
+            tombstone.payload.get("redaction_id"),
+        )
+        return AppendResult(tombstone, created=False)
+    return store.append(
         NewEvent(
             event_type=SESSION_INGESTED,
             payload=prepared.payload,
