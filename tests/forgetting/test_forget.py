@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from django.test import Client
+from django.urls import reverse
+
 from axiom.entries.queries import list_entries
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.session_queries import get_session
@@ -90,7 +93,9 @@ def test_forgetting_asks_before_it_acts(db: Database, data_dir: Path, tmp_path: 
     assert unknown.returncode == 1 and "unknown session" in unknown.stderr
 
 
-def test_forgetting_one_entry_keeps_its_session(db: Database, data_dir: Path, tmp_path: Path) -> None:
+def test_forgetting_one_entry_keeps_its_session(
+    db: Database, data_dir: Path, tmp_path: Path
+) -> None:
     run_sessions(db, tmp_path / "idris", {"mixed": [SECRET, KEPT]})
     with db.read() as conn:
         ids = {e.title: e.entry_id for e in list_entries(conn)}
@@ -99,3 +104,29 @@ def test_forgetting_one_entry_keeps_its_session(db: Database, data_dir: Path, tm
     with db.read() as conn:
         assert [e.title for e in list_entries(conn)] == [KEPT.text]
         assert get_session(conn, "mixed") is not None
+
+
+def test_the_api_and_the_confirmation_page_forget(
+    client, site: Database, data_dir: Path, tmp_path: Path
+) -> None:
+    run_sessions(site, tmp_path / "idris", {"secret": [SECRET], "other": [KEPT]})
+    page = client.get(reverse("viewer-session", args=["secret"])).content.decode()
+    assert "/forget/?session=secret" in page
+    strict = Client(enforce_csrf_checks=True)
+    confirm = strict.get(reverse("viewer-forget"), {"session": "secret"}).content.decode()
+    assert 'name="confirm"' in confirm and TOKEN not in confirm
+    assert (
+        strict.post(reverse("viewer-forget"), {"session": "secret", "confirm": "yes"}).status_code
+        == 403
+    )
+    with site.read() as conn:
+        assert get_session(conn, "secret") is not None
+
+    bad = client.post("/api/v1/forget", {"session_id": "nope"}, content_type="application/json")
+    assert bad.status_code == 422
+    done = client.post("/api/v1/forget", {"session_id": "secret"}, content_type="application/json")
+    assert done.status_code == 200 and done.json()["session_ids"] == ["secret"]
+    assert TOKEN not in done.content.decode()
+    for url in ("/api/v1/sessions", "/api/v1/entries", "/api/v1/conflicts"):
+        assert TOKEN not in client.get(url).content.decode()
+    assert _hits(data_dir, TOKEN) == []
