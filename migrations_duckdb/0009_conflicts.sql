@@ -21,3 +21,6 @@ CREATE TABLE IF NOT EXISTS conflict_facts (
   status         VARCHAR NOT NULL DEFAULT 'active'
 );
 CREATE INDEX IF NOT EXISTS idx_conflict_facts_type ON conflict_facts(entry_type);
+
+-- When an entry's source was written (its latest quoted message): what "as of" filters on.
+ALTER TABLE entries ADD COLUMN said_at TIMESTAMP;

@@ -18,6 +18,7 @@ from axiom.entries.queries import EntryRow, get_entry
 from axiom.evidence.citation_spans import list_citation_spans_for_entry
 from axiom.evidence.citations import Citation, get_citation
 from config.stores import get_database
+from viewer.as_of import as_of
 
 CONTEXT_CHARS = 160
 CHOICE_LABELS = {
@@ -39,10 +40,15 @@ class Side:
 
 
 def conflict_list(request: HttpRequest) -> HttpResponse:
+    when = as_of(request)
     with get_database().read() as conn:
-        open_ = list_conflicts(conn, "open")
-        resolved = list_conflicts(conn, "resolved")
-    return render(request, "viewer/conflicts/list.html", {"open": open_, "resolved": resolved})
+        found = list_conflicts(conn, "all", as_of=when.when)
+    context = {
+        "as_of": when,
+        "open": [c for c in found if c.status == "open"],
+        "resolved": [c for c in found if c.status == "resolved"],
+    }
+    return render(request, "viewer/conflicts/list.html", context)
 
 
 def _side(conn: Any, label: str, entry_id: str) -> Side:
@@ -55,8 +61,9 @@ def _side(conn: Any, label: str, entry_id: str) -> Side:
 def _render(
     request: HttpRequest, conflict_id: str, error: str = "", status: int = 200
 ) -> HttpResponse:
+    when = as_of(request)
     with get_database().read() as conn:
-        conflict = get_conflict(conn, conflict_id)
+        conflict = get_conflict(conn, conflict_id, as_of=when.when)
         if conflict is None:
             raise Http404(f"No conflict {conflict_id!r}")
         sides = [_side(conn, "Older", conflict.older_id), _side(conn, "Newer", conflict.newer_id)]
@@ -65,6 +72,7 @@ def _render(
         "sides": sides,
         "choices": [(c, CHOICE_LABELS[c]) for c in RESOLUTION_CHOICES],
         "error": error,
+        "as_of": when,
     }
     return render(request, "viewer/conflicts/detail.html", context, status=status)
 

@@ -18,6 +18,7 @@ from axiom.conflicts.commands import ConflictCommandError, resolve
 from axiom.conflicts.projector import RESOLUTION_CHOICES
 from axiom.conflicts.queries import CONFLICT_STATUSES, ConflictRow, list_conflicts
 from axiom.store.migrate import open_database
+from axiom.store.timepoints import TimepointError, parse_timepoint
 
 __all__ = ["register"]
 
@@ -35,8 +36,13 @@ def _line(c: ConflictRow) -> str:
 
 
 def cmd_conflicts(args: argparse.Namespace) -> int:
+    try:
+        when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
+    except TimepointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     with open_database().read() as conn:
-        found = list_conflicts(conn, args.status)
+        found = list_conflicts(conn, args.status, as_of=when)
     if args.json:
         _print_json([c.to_json() for c in found])
     else:
@@ -66,6 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("conflicts", help="list conflicts between memories, or resolve one")
     parser.add_argument("--status", choices=CONFLICT_STATUSES, default="open")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--as-of", help="as known then: an ISO date (end of day, UTC) or datetime")
     parser.set_defaults(func=cmd_conflicts)
     actions = parser.add_subparsers(dest="action")
     res = actions.add_parser("resolve", help="settle a conflict")

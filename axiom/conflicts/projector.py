@@ -18,6 +18,7 @@ from axiom.store.event_types import (
     ENTRY_STATUS_CHANGED,
 )
 from axiom.store.events import StoredEvent
+from axiom.store.timepoints import source_time
 
 RESOLUTION_CHOICES = ("keep_newer", "keep_older", "keep_both", "reject_both")
 
@@ -92,7 +93,7 @@ class ConflictProjector:
                 subject,
                 value,
                 previous,
-                p.get("said_at"),
+                source_time(p.get("said_at")),
                 event.ts,
             ],
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -87,29 +87,84 @@ _COLS = (
 
 
 def list_conflicts(
-    conn: duckdb.DuckDBPyConnection, status: str = "all", entry_id: str | None = None
+    conn: duckdb.DuckDBPyConnection,
+    status: str = "all",
+    entry_id: str | None = None,
+    as_of: datetime | None = None,
 ) -> list[ConflictRow]:
-    """Conflicts, newest first; `status` open, resolved or all; `entry_id` those naming it."""
+    """Conflicts, newest first; `status` open, resolved or all; `entry_id` those naming it.
+
+    With `as_of` (bitemporal): only conflicts between entries whose sources were both
+    written by then, each as it stood then: a resolution recorded later is not shown
+    (the conflict was still open)."""
     if status not in CONFLICT_STATUSES:
         raise ValueError(f"status must be one of {', '.join(CONFLICT_STATUSES)}; got {status!r}")
     where, params = [], []
-    if status != "all":
-        where.append("status = ?")
-        params.append(status)
     if entry_id:
         where.append("(older_id = ? OR newer_id = ?)")
         params += [entry_id, entry_id]
+    if as_of is not None:
+        where.append(
+            "(SELECT count(*) FROM conflict_facts f WHERE f.entry_id IN (older_id, newer_id)"
+            " AND coalesce(f.said_at, f.created_ts) <= ?) = 2"
+        )
+        params.append(as_of)
     sql = f"SELECT {_COLS} FROM conflicts"
     if where:
         sql += " WHERE " + " AND ".join(where)
     sql += " ORDER BY detected_at DESC, conflict_id"
-    return [ConflictRow(*r) for r in conn.execute(sql, params).fetchall()]
+    rows = [_as_of(ConflictRow(*r), as_of) for r in conn.execute(sql, params).fetchall()]
+    return [r for r in rows if status == "all" or r.status == status]
 
 
-def get_conflict(conn: duckdb.DuckDBPyConnection, conflict_id: str) -> ConflictRow | None:
-    row = conn.execute(f"SELECT {_COLS} FROM conflicts WHERE conflict_id = ?", [conflict_id])
-    found = row.fetchone()
-    return ConflictRow(*found) if found else None
+def _as_of(row: ConflictRow, as_of: datetime | None) -> ConflictRow:
+    if as_of is None or row.resolved_at is None or row.resolved_at <= as_of:
+        return row
+    return replace(
+        row, status="open", resolved_at=None, resolution=None, resolved_by=None, note=None
+    )
+
+
+def get_conflict(
+    conn: duckdb.DuckDBPyConnection, conflict_id: str, as_of: datetime | None = None
+) -> ConflictRow | None:
+    found = [c for c in list_conflicts(conn, "all", as_of=as_of) if c.conflict_id == conflict_id]
+    return found[0] if found else None
+
+
+_STATUS_AFTER = {
+    "keep_newer": ("superseded", "active"),
+    "keep_older": ("active", "superseded"),
+    "keep_both": ("active", "active"),
+    "reject_both": ("deprecated", "deprecated"),
+}
+CONFLICT_STATUSES_OF_ENTRIES = ("contested", "superseded", "deprecated")
+
+
+def statuses_as_of(
+    conn: duckdb.DuckDBPyConnection, entries: dict[str, str], as_of: datetime
+) -> dict[str, str]:
+    """entry id -> status as it stood at `as_of`, for entries whose current status
+    (`entries`: id -> status) may come from a conflict: contested while a conflict known
+    then was open, as resolved when its resolution was known, else active."""
+    out: dict[str, str] = {}
+    for entry_id, current in entries.items():
+        if current not in CONFLICT_STATUSES_OF_ENTRIES:
+            out[entry_id] = current
+            continue
+        named = list_conflicts(conn, "all", entry_id)
+        if not named:
+            out[entry_id] = current  # not a conflict's doing (a re-import superseded it)
+            continue
+        status = "active"
+        for c in sorted(list_conflicts(conn, "all", entry_id, as_of), key=lambda c: c.detected_at):
+            if c.status == "open":
+                status = "contested"
+            elif c.resolution in _STATUS_AFTER:
+                older, newer = _STATUS_AFTER[c.resolution]
+                status = older if entry_id == c.older_id else newer
+        out[entry_id] = status
+    return out
 
 
 def get_fact(conn: duckdb.DuckDBPyConnection, entry_id: str) -> Fact | None:

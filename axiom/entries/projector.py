@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 
 from axiom.store.events import StoredEvent
+from axiom.store.timepoints import source_time
 
 ENTRY_CREATED = "entry_created"
 ENTRY_PROMOTED = "entry_promoted"
@@ -42,8 +43,9 @@ class EntryProjector:
     ) -> None:
         conn.execute(
             "INSERT INTO entries (entry_id, created_ts, entry_type, title, content_json, stage,"
-            " status, build_id, evidence_json, canonical_key, session_id)"
-            " VALUES (?, ?, ?, ?, ?, 'raw', 'active', ?, ?, ?, ?) ON CONFLICT (entry_id) DO NOTHING",
+            " status, build_id, evidence_json, canonical_key, session_id, said_at)"
+            " VALUES (?, ?, ?, ?, ?, 'raw', 'active', ?, ?, ?, ?, ?)"
+            " ON CONFLICT (entry_id) DO NOTHING",
             [
                 p["entry_id"],
                 event.ts,
@@ -54,5 +56,6 @@ class EntryProjector:
                 json.dumps(p["evidence"], ensure_ascii=False),
                 p["canonical_key"],
                 p["session_id"],
+                source_time(p.get("said_at")),
             ],
         )

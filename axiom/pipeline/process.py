@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -47,6 +48,7 @@ from axiom.store.db import Database
 from axiom.store.event_types import CONFLICT_DETECTED
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector, write_projecting
+from axiom.store.timepoints import source_time
 from axiom.tasks.matcher import Neighbours, precomputed_search
 from axiom.tasks.resolver import RejectedInput, TaskMention, TaskResolver, matcher_texts
 
@@ -370,10 +372,14 @@ def conflict_id_of(older_id: str, newer_id: str) -> str:
 
 
 def _said_at(entry: ExtractedEntry, transcript: Transcript) -> str | None:
-    """When the entry's first quoted message was written (else the session's start), ISO."""
+    """When the entry's source was complete: the latest timestamp of the messages it
+    quotes (else the session's start), as stored. "As of" views filter on it."""
     times = {m.index: m.timestamp for m in transcript.messages}
-    first = entry.evidence[0].message_index if entry.evidence else None
-    return (times.get(first) if first is not None else None) or transcript.started_at
+    quoted = [times.get(q.message_index) for q in entry.evidence]
+    known = [t for t in quoted if t]
+    return (
+        max(known, key=lambda t: source_time(t) or datetime.min) if known else transcript.started_at
+    )
 
 
 class _BuildWriter:

@@ -32,3 +32,13 @@ def parse_timepoint(text: str, end_of_day: bool) -> datetime:
     if value.tzinfo is not None:
         value = value.astimezone(UTC).replace(tzinfo=None)
     return value
+
+
+def source_time(text: object) -> datetime | None:
+    """A stored transcript timestamp as naive UTC, None when absent or unreadable."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    try:
+        return parse_timepoint(text, end_of_day=False)
+    except TimepointError:
+        return None
