@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from axiom.builds.projector import BuildProjector
 from axiom.conflicts.projector import ConflictProjector
+from axiom.decisions.ledger import DecisionProjector
 from axiom.entries.projector import EntryProjector
 from axiom.evidence.citations import CitationProjector
 from axiom.ingest.session_projector import SessionProjector
@@ -26,6 +27,7 @@ def all_projectors() -> list[Projector]:
         CitationProjector(),
         TaskProjector(),
         ConflictProjector(),
+        DecisionProjector(),
     ]
     if vectors_enabled():  # embedding jobs for the configured vector space (AXIOM_EMBEDDER)
         projectors.append(OutboxProjector(configured_embedding_version()))

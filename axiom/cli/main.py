@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from axiom.cli.conflicts import register as register_conflict_commands
+from axiom.cli.decisions import register as register_decision_commands
 from axiom.cli.forget import register as register_forget_command
 from axiom.cli.outbox import register as register_outbox_commands
 from axiom.cli.pipeline import process_sessions, summarize
@@ -121,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_outbox_commands(sub)
     register_conflict_commands(sub)
     register_forget_command(sub)
+    register_decision_commands(sub)
     return parser
 
 

@@ -40,6 +40,7 @@ CONDITION_RESOLVED_TO = "condition_resolved_to"
 CONFLICT_DETECTED = "conflict_detected"
 CONFLICT_RESOLVED = "conflict_resolved"
 REDACTED = "redacted"
+DECISION_RECORDED = "decision_recorded"
 
 DESCRIPTIONS: dict[str, str] = {
     SESSION_INGESTED: "a transcript (filtered for privacy) was stored: its messages and metadata",
@@ -65,6 +66,7 @@ DESCRIPTIONS: dict[str, str] = {
     CONDITION_RESOLVED_TO: "a condition was linked to the task or artifact it stands for",
     CONFLICT_DETECTED: "two entries about the same subject disagree; both became contested",
     CONFLICT_RESOLVED: "a person settled a conflict (keep_newer, keep_older, keep_both, reject_both)",
+    DECISION_RECORDED: "a decision was recorded in the ledger, citing verified evidence",
     REDACTED: "a session, entry or time range was forgotten (a tombstone: what, when, who)",
 }
 
