@@ -11,12 +11,15 @@ from ninja import NinjaAPI
 
 from api.docs import OfflineSwagger
 from api.errors import NotFound
-from api.routers import entries, health, hooks, search, sessions, tasks
+from api.routers import conflicts, entries, forgetting, health, hooks, search, sessions, tasks
 from api.routers.hooks import Unauthorized
 from axiom.agent.intake import HookRejected
+from axiom.conflicts.commands import ConflictCommandError, ConflictNotFound
+from axiom.forgetting.forget import ForgetError
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound
 from axiom.retrieval.search import QueryError, SearchUnavailable
 from axiom.store.db import DatabaseMissing
+from axiom.store.timepoints import TimepointError
 from axiom.tasks.commands import TaskCommandError, UnknownEntity
 
 api = NinjaAPI(title="Axiom", version="1", docs_url="/docs", docs=OfflineSwagger())
@@ -27,6 +30,8 @@ api.add_router("/v1/", tasks.router)
 api.add_router("/v1/", entries.router)
 api.add_router("/v1/", search.router)
 api.add_router("/v1/", hooks.router)
+api.add_router("/v1/", conflicts.router)
+api.add_router("/v1/", forgetting.router)
 
 ERROR_STATUS: dict[type[Exception], int] = {
     NotFound: 404,
@@ -39,6 +44,10 @@ ERROR_STATUS: dict[type[Exception], int] = {
     TaskCommandError: 422,
     HookRejected: 422,
     Unauthorized: 401,
+    ConflictNotFound: 404,  # before ConflictCommandError, as above
+    ConflictCommandError: 422,
+    ForgetError: 422,
+    TimepointError: 422,
 }
 
 

@@ -7,6 +7,8 @@ scheduled job) and `rebuild_all` (replay) then both pick it up.
 from __future__ import annotations
 
 from axiom.builds.projector import BuildProjector
+from axiom.conflicts.projector import ConflictProjector
+from axiom.decisions.ledger import DecisionProjector
 from axiom.entries.projector import EntryProjector
 from axiom.evidence.citations import CitationProjector
 from axiom.ingest.session_projector import SessionProjector
@@ -26,6 +28,8 @@ def all_projectors() -> list[Projector]:
         TaskProjector(),
         # Jobs for the configured LanceDB table (AXIOM_EMBEDDER; `none` still indexes text).
         OutboxProjector(configured_embedding_version()),
+        ConflictProjector(),
+        DecisionProjector(),
     ]
     return projectors
 

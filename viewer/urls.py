@@ -2,7 +2,15 @@ from __future__ import annotations
 
 from django.urls import path
 
-from viewer import views, views_entries, views_import, views_search, views_tasks
+from viewer import (
+    views,
+    views_conflicts,
+    views_entries,
+    views_forget,
+    views_import,
+    views_search,
+    views_tasks,
+)
 
 urlpatterns = [
     path("", views.dashboard, name="viewer-dashboard"),
@@ -22,4 +30,12 @@ urlpatterns = [
     path("tasks/", views_tasks.task_list, name="viewer-tasks"),
     path("tasks/blocked/", views_tasks.blocked_tasks, name="viewer-tasks-blocked"),
     path("tasks/<str:task_id>/", views_tasks.task_detail, name="viewer-task"),
+    path("forget/", views_forget.forget_page, name="viewer-forget"),
+    path("conflicts/", views_conflicts.conflict_list, name="viewer-conflicts"),
+    path("conflicts/<str:conflict_id>/", views_conflicts.conflict_detail, name="viewer-conflict"),
+    path(
+        "conflicts/<str:conflict_id>/resolve",
+        views_conflicts.conflict_resolve,
+        name="viewer-conflict-resolve",
+    ),
 ]

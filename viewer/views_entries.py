@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
+from axiom.conflicts.queries import list_conflicts, possible_conflicts
 from axiom.entries.queries import EntryRow, entry_history, get_entry, list_entries
 from axiom.evidence.citation_spans import list_citation_spans_for_entry
 from axiom.evidence.citations import get_citation, span_key
@@ -26,6 +27,7 @@ from axiom.extract.types import ENTRY_TYPES
 from axiom.graduation.stages import STAGES, STATUSES
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound, approve_entry
 from config.stores import get_database
+from viewer.as_of import as_of, entries_as_of
 from viewer.views import _fragment_wanted, _page_number
 
 ENTRIES_PER_PAGE = 50
@@ -86,6 +88,7 @@ class EntryPage:
 def entry_list(request: HttpRequest) -> HttpResponse:
     filters = EntryFilters.from_query(request.GET)
     number = _page_number(request.GET.get("page"))
+    when = as_of(request)
     with get_database().read() as conn:
         rows = list_entries(
             conn,
@@ -94,11 +97,14 @@ def entry_list(request: HttpRequest) -> HttpResponse:
             status=filters.status or None,
             limit=ENTRIES_PER_PAGE + 1,  # one more tells whether a next page exists
             offset=(number - 1) * ENTRIES_PER_PAGE,
+            as_of=when.when,
         )
+        rows = entries_as_of(conn, rows, when.when)
     page = EntryPage(
         rows[:ENTRIES_PER_PAGE], number, ENTRIES_PER_PAGE, len(rows) > ENTRIES_PER_PAGE
     )
     context = {
+        "as_of": when,
         "page": page,
         "filters": filters,
         "choices": EntryFilters.CHOICES,
@@ -161,13 +167,21 @@ class ApprovalOutcome:
 def _render_entry(
     request: HttpRequest, entry_id: str, approval: ApprovalOutcome | None = None, status: int = 200
 ) -> HttpResponse:
+    when = as_of(request)
     with get_database().read() as conn:
-        entry = get_entry(conn, entry_id)
+        entry = get_entry(conn, entry_id, as_of=when.when)
         if entry is None:
             raise Http404(f"No entry {entry_id!r}")
+        (entry,) = entries_as_of(conn, [entry], when.when)
         spans = list_citation_spans_for_entry(conn, entry_id)
         history = entry_history(conn, entry_id)
+        conflicts = list_conflicts(conn, "all", entry_id, as_of=when.when)
+        suggested = possible_conflicts(conn, entry_id)
     context = {
+        "as_of": when,
+        "conflicts": conflicts,
+        "open_conflicts": [c for c in conflicts if c.status == "open"],
+        "possible_conflicts": suggested,
         "entry": entry,
         "evidence": _evidence(entry, {s.span_key: s.citation_id for s in spans}),
         "history": _timeline(history),

@@ -10,6 +10,9 @@ from collections.abc import Sequence
 
 from axiom.cli.agent import drain_spool, transcript_paths
 from axiom.cli.agent import register as register_agent_commands
+from axiom.cli.conflicts import register as register_conflict_commands
+from axiom.cli.decisions import register as register_decision_commands
+from axiom.cli.forget import register as register_forget_command
 from axiom.cli.outbox import register as register_outbox_commands
 from axiom.cli.pipeline import process_sessions, summarize
 from axiom.cli.pipeline import register as register_pipeline_commands
@@ -133,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     register_retrieval_commands(sub)
     register_outbox_commands(sub)
     register_agent_commands(sub)
+    register_conflict_commands(sub)
+    register_forget_command(sub)
+    register_decision_commands(sub)
     return parser
 
 

@@ -6,9 +6,11 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from axiom.agent.drain import drain
+from axiom.conflicts.queries import statuses_as_of
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import get_citation, normalize_citation_id
 from axiom.ingest.session_queries import list_messages, list_sessions
@@ -17,6 +19,7 @@ from axiom.pipeline.order import chronological
 from axiom.pipeline.process import ProcessReport, process_session
 from axiom.settings import Settings
 from axiom.store.db import Database
+from axiom.store.timepoints import TimepointError, parse_timepoint
 
 
 def process_sessions(
@@ -74,8 +77,18 @@ def cmd_process(args: argparse.Namespace) -> int:
 def cmd_entries(args: argparse.Namespace) -> int:
     from axiom.store.migrate import open_database
 
+    try:
+        when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
+    except TimepointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     with open_database().read() as conn:
-        rows = list_entries(conn, stage=args.stage, entry_type=args.type, status=args.status)
+        rows = list_entries(
+            conn, stage=args.stage, entry_type=args.type, status=args.status, as_of=when
+        )
+        if when is not None:
+            statuses = statuses_as_of(conn, {r.entry_id: r.status for r in rows}, when)
+            rows = [replace(r, status=statuses[r.entry_id]) for r in rows]
     for row in rows:
         if args.json:
             print(json.dumps(row.to_json(), ensure_ascii=False))
@@ -194,6 +207,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--type")
     p.add_argument("--status")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.add_argument("--as-of", help="as known then: an ISO date (end of day, UTC) or datetime")
     p.set_defaults(func=cmd_entries)
 
     p = sub.add_parser("entry", help="show one entry with its evidence and history")

@@ -13,6 +13,7 @@ import duckdb
 
 from axiom.store.event_types import ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED
 from axiom.store.events import StoredEvent
+from axiom.store.timepoints import source_time
 
 
 class EntryProjector:
@@ -39,8 +40,9 @@ class EntryProjector:
     ) -> None:
         conn.execute(
             "INSERT INTO entries (entry_id, created_ts, entry_type, title, content_json, stage,"
-            " status, build_id, evidence_json, canonical_key, session_id)"
-            " VALUES (?, ?, ?, ?, ?, 'raw', 'active', ?, ?, ?, ?) ON CONFLICT (entry_id) DO NOTHING",
+            " status, build_id, evidence_json, canonical_key, session_id, said_at)"
+            " VALUES (?, ?, ?, ?, ?, 'raw', 'active', ?, ?, ?, ?, ?)"
+            " ON CONFLICT (entry_id) DO NOTHING",
             [
                 p["entry_id"],
                 event.ts,
@@ -51,5 +53,6 @@ class EntryProjector:
                 json.dumps(p["evidence"], ensure_ascii=False),
                 p["canonical_key"],
                 p["session_id"],
+                source_time(p.get("said_at")),
             ],
         )

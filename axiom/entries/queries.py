@@ -62,6 +62,8 @@ class EntryRow:
         }
 
 
+# Written by `as_of`: the latest quoted message (else the recording time) is not later.
+_SAID_BY = "coalesce(said_at, created_ts) <= ?"
 _COLS = (
     "entry_id, entry_type, title, content_json, stage, status, session_id, canonical_key,"
     " build_id, created_ts, evidence_json"
@@ -94,8 +96,13 @@ def list_entries(
     session_id: str | None = None,
     limit: int | None = None,
     offset: int = 0,
+    as_of: datetime | None = None,
 ) -> list[EntryRow]:
+    """Entries oldest first; with `as_of`, only those whose source was written by then."""
     where, params = [], []
+    if as_of is not None:
+        where.append(_SAID_BY)
+        params.append(as_of)
     for column, value in (
         ("stage", stage),
         ("entry_type", entry_type),
@@ -118,8 +125,15 @@ def count_entries(conn: duckdb.DuckDBPyConnection) -> int:
     return conn.execute("SELECT count(*) FROM entries").fetchone()[0]
 
 
-def get_entry(conn: duckdb.DuckDBPyConnection, entry_id: str) -> EntryRow | None:
-    row = conn.execute(f"SELECT {_COLS} FROM entries WHERE entry_id = ?", [entry_id]).fetchone()
+def get_entry(
+    conn: duckdb.DuckDBPyConnection, entry_id: str, as_of: datetime | None = None
+) -> EntryRow | None:
+    """One entry; with `as_of`, None unless its source was written by then."""
+    sql, params = f"SELECT {_COLS} FROM entries WHERE entry_id = ?", [entry_id]
+    if as_of is not None:
+        sql += f" AND {_SAID_BY}"
+        params.append(as_of)
+    row = conn.execute(sql, params).fetchone()
     return _row(row) if row else None
 
 

@@ -251,8 +251,17 @@ class ExtractedEntry:
     content: str
     evidence: tuple[ExtractedEvidence, ...]
     task: TaskFields | None = None
+    # What a fact or decision is about and what it says about it ("rate limit" / "200 per
+    # minute"), and the value it replaced when it states a change: conflict detection
+    # compares these. None when the extractor did not say.
+    subject: str | None = None
+    value: str | None = None
+    previous_value: str | None = None
 
     def __post_init__(self) -> None:
+        for name in ("subject", "value", "previous_value"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a string or None")
         if not isinstance(self.entry_id, str) or not self.entry_id:
             raise ValueError("entry_id must be a non-empty string")
         _require_choice(self.type, ENTRY_TYPES, "entry type", optional=False)
@@ -274,6 +283,9 @@ class ExtractedEntry:
         content: str,
         evidence: tuple[ExtractedEvidence, ...],
         task: TaskFields | None = None,
+        subject: str | None = None,
+        value: str | None = None,
+        previous_value: str | None = None,
     ) -> ExtractedEntry:
         """Build an entry whose id is derived with `make_entry_id`."""
         first = evidence[0].message_index if evidence else None
@@ -284,6 +296,9 @@ class ExtractedEntry:
             content=content,
             evidence=evidence,
             task=task,
+            subject=subject,
+            value=value,
+            previous_value=previous_value,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -294,6 +309,9 @@ class ExtractedEntry:
             "content": self.content,
             "evidence": [e.to_json() for e in self.evidence],
             "task": self.task.to_json() if self.task is not None else None,
+            "subject": self.subject,
+            "value": self.value,
+            "previous_value": self.previous_value,
         }
 
     @classmethod
@@ -311,6 +329,9 @@ class ExtractedEntry:
             content=_require_str(data, "content", "entry"),
             evidence=tuple(ExtractedEvidence.from_json(e) for e in evidence),
             task=TaskFields.from_json(task) if task is not None else None,
+            subject=data.get("subject"),
+            value=data.get("value"),
+            previous_value=data.get("previous_value"),
         )
 
 

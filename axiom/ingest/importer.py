@@ -28,7 +28,7 @@ from axiom.ingest.session_projector import SessionProjector, session_rows
 from axiom.ingest.transcript import Transcript
 from axiom.ingest.validate import check_transcript
 from axiom.store.db import Database
-from axiom.store.event_types import SESSION_INGESTED
+from axiom.store.event_types import REDACTED, SESSION_INGESTED
 from axiom.store.events import AppendResult, EventStore, NewEvent, StoredEvent, canonical_json
 from axiom.store.projection import run_projector, write_projecting
 
@@ -120,9 +120,19 @@ def append_session(
     """Merge one prepared transcript into its stored session (`axiom.ingest.merge`) and
     record the union as a `session_ingested` event; nothing is appended when the
     transcript adds nothing. Call it inside the write transaction: the stored version is
-    read there, so concurrent imports of one session never lose each other's messages."""
+    read there, so concurrent imports of one session never lose each other's messages.
+    A session that was forgotten (`redacted` tombstone, see `axiom.forgetting`) is not
+    restored: the tombstone is returned, nothing appended."""
     session_id = prepared.transcript.session_id
     store = EventStore(conn)
+    tombstone = store.tombstone_for_session(session_id, REDACTED)
+    if tombstone is not None:
+        log.warning(
+            "session %s was forgotten (%s): not restored",
+            session_id,
+            tombstone.payload.get("redaction_id"),
+        )
+        return MergeResult(tombstone, created=False)
     latest = latest_session_ingest(conn, session_id)
     if latest is not None and store.get_by_dedupe_key(prepared.dedupe_key) is not None:
         # This very transcript was recorded before (a file imported again, even after a

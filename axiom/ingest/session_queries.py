@@ -103,3 +103,13 @@ def session_ids_for_project(
         [project, cwd, cwd],
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def session_ids_started_before(conn: duckdb.DuckDBPyConnection, before: datetime) -> list[str]:
+    """Sessions that started before `before` (those with no start time: ingested before)."""
+    rows = conn.execute(
+        "SELECT session_id FROM sessions WHERE coalesce(started_at, ingested_at) < ?"
+        " ORDER BY session_id",
+        [before],
+    ).fetchall()
+    return [r[0] for r in rows]

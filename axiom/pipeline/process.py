@@ -17,12 +17,22 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
 from axiom.builds.projector import BuildSpec, StageMetric
+from axiom.conflicts.detector import (
+    COMPARED_TYPES,
+    Contradiction,
+    Fact,
+    contradictions,
+    restates,
+)
+from axiom.conflicts.projector import subject_fields
+from axiom.conflicts.queries import believed_facts, fact_statuses, list_conflicts
 from axiom.entries.queries import corroboration_pool
 from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote, quote_hash
 from axiom.extract.types import ExtractedEntry, ExtractionResult, normalize_title
@@ -36,6 +46,7 @@ from axiom.store.db import Database
 from axiom.store.event_types import (
     BUILD_FINISHED,
     BUILD_STARTED,
+    CONFLICT_DETECTED,
     ENTRY_APPROVED,
     ENTRY_CREATED,
     ENTRY_PROMOTED,
@@ -48,6 +59,7 @@ from axiom.store.event_types import (
 )
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector, write_projecting
+from axiom.store.timepoints import source_time
 from axiom.tasks.matcher import Neighbours, precomputed_search
 from axiom.tasks.resolver import RejectedInput, TaskMention, TaskResolver, matcher_texts
 
@@ -365,6 +377,22 @@ def process_session(
     return report
 
 
+def conflict_id_of(older_id: str, newer_id: str) -> str:
+    """`cf_` + 16 hex of sha256 over the two entry ids: one conflict per pair."""
+    return "cf_" + hashlib.sha256(f"{older_id}|{newer_id}".encode()).hexdigest()[:16]
+
+
+def _said_at(entry: ExtractedEntry, transcript: Transcript) -> str | None:
+    """When the entry's source was complete: the latest timestamp of the messages it
+    quotes (else the session's start), as stored. "As of" views filter on it."""
+    times = {m.index: m.timestamp for m in transcript.messages}
+    quoted = [times.get(q.message_index) for q in entry.evidence]
+    known = [t for t in quoted if t]
+    return (
+        max(known, key=lambda t: source_time(t) or datetime.min) if known else transcript.started_at
+    )
+
+
 class _BuildWriter:
     """Appends one build's events; every key is derived from the build so reruns dedupe."""
 
@@ -383,6 +411,10 @@ class _BuildWriter:
         self.session_id = ingest.session_id
         self.appended = 0
         self._pools: dict[str, MemoryIndex[tuple[str, str, str]]] = {}  # by entry type
+        self._pool_rows: dict[str, dict[str, tuple[str, str, str]]] = {}  # type -> id -> row
+        self._fact_of: dict[str, Fact] = {}  # this build's facts by entry id
+        self._facts: dict[str, list[Fact]] = {}  # believed facts by entry type (conflicts)
+        self._contested: dict[str, set[str]] = {}  # entry id -> ids it is in open conflict with
 
     def append(self, event_type: str, payload: dict[str, Any], key: str) -> StoredEvent:
         result = self.store.append(
@@ -553,9 +585,15 @@ class _BuildWriter:
         aligned = outcome.alignments[eid]
         evidence = [{"session_id": self.session_id, **a.to_json()} for a in aligned]
         canonical_key = f"{entry.type}:{normalize_title(entry.title)}"
+        subject, value, previous_value = subject_fields(entry)
+        said_at = _said_at(entry, outcome.transcript)
         self.append(
             ENTRY_CREATED,
             {
+                "subject": subject,
+                "value": value,
+                "previous_value": previous_value,
+                "said_at": said_at,
                 "entry_id": eid,
                 "session_id": self.session_id,
                 "entry_type": entry.type,
@@ -573,8 +611,71 @@ class _BuildWriter:
             self.append(
                 IDRIS_CHECKED, {"entry_id": eid, **check.to_json()}, f"{eid}:{self.build_id}"
             )
+        fact = Fact(
+            eid,
+            self.session_id,
+            entry.type,
+            entry.title,
+            entry.content,
+            canonical_key,
+            subject,
+            value,
+            previous_value,
+        )
+        self._fact_of[eid] = fact
+        self._detect_conflicts(fact)
+        if self._open_conflicts(eid):
+            return  # contested entries are not promoted while the conflict is open
         with timer.stage("promote", accumulate=True):
             self._promote(outcome.candidates[eid], canonical_key, check)
+
+    def _detect_conflicts(self, fact: Fact) -> None:
+        """`conflict_detected` for every believed fact from another session the new one
+        contradicts, and both entries `contested` (`axiom.conflicts.detector`)."""
+        if fact.entry_type not in COMPARED_TYPES:
+            return
+        pool = self._facts.get(fact.entry_type)
+        if pool is None:
+            pool = self._facts[fact.entry_type] = believed_facts(self.conn, fact.entry_type)
+        found = contradictions(fact, pool)
+        if found:
+            statuses = fact_statuses(self.conn, [c.older_id for c in found])
+            for c in found:
+                self._conflict(c, statuses.get(c.older_id, "active"))
+        pool.append(fact)
+
+    def _conflict(self, c: Contradiction, older_status: str) -> None:
+        conflict_id = conflict_id_of(c.older_id, c.newer_id)
+        self.append(
+            CONFLICT_DETECTED,
+            {"conflict_id": conflict_id, **c.__dict__},
+            conflict_id,
+        )
+        for eid, was in ((c.older_id, older_status), (c.newer_id, "active")):
+            if self._open_conflicts(eid) or was == "contested":
+                was = "contested"
+            else:
+                self.append(
+                    ENTRY_STATUS_CHANGED,
+                    {
+                        "entry_id": eid,
+                        "from": was,
+                        "to": "contested",
+                        "superseded_by": None,
+                        "reason": f"conflict {conflict_id}: {c.reason}",
+                        "conflict_id": conflict_id,
+                    },
+                    f"{eid}:contested:{conflict_id}",
+                )
+            self._contested.setdefault(eid, set()).add(c.other_of(eid))
+
+    def _open_conflicts(self, entry_id: str) -> set[str]:
+        """Ids of the entries `entry_id` is in open conflict with (this build and before)."""
+        known = self._contested.get(entry_id)
+        if known is None:
+            known = {c.other(entry_id) for c in list_conflicts(self.conn, "open", entry_id)}
+            self._contested[entry_id] = known
+        return known
 
     def _promote(
         self, candidate: CandidateEntry, canonical_key: str, check: CheckResult | None
@@ -614,12 +715,31 @@ class _BuildWriter:
         pool = self._pools.get(candidate.entry_type)
         if pool is None:  # once per type and build, indexed by key and content word
             rows = corroboration_pool(self.conn, candidate.entry_type, self.session_id)
+            self._pool_rows[candidate.entry_type] = {r[0]: (r[0], r[1], r[2]) for r in rows}
             pool = MemoryIndex(
                 ((r[0], r[1], r[2]), r[4], MemoryWords.of(candidate.entry_type, r[3])) for r in rows
             )
             self._pools[candidate.entry_type] = pool
         words = MemoryWords.of(candidate.entry_type, candidate.title)
-        return [row for row in pool.matching(canonical_key, words) if row[0] != candidate.entry_id]
+        matched = dict.fromkeys(pool.matching(canonical_key, words))
+        matched.update(dict.fromkeys(self._restatements(candidate.entry_id)))
+        # A contradiction never corroborates: contested entries certify nothing.
+        return [
+            row
+            for row in matched
+            if row[0] != candidate.entry_id and not self._open_conflicts(row[0])
+        ]
+
+    def _restatements(self, entry_id: str) -> list[tuple[str, str, str]]:
+        """Corroboration-pool rows whose fact has the same subject and value as this one."""
+        fact = self._fact_of.get(entry_id)
+        if fact is None or fact.entry_type not in COMPARED_TYPES:
+            return []
+        rows = self._pool_rows.get(fact.entry_type, {})
+        believed = self._facts.get(fact.entry_type, [])
+        return [
+            rows[old.entry_id] for old in believed if old.entry_id in rows and restates(fact, old)
+        ]
 
     def _certify_siblings(self, eid: str, siblings: list[tuple[str, str, str]]) -> None:
         """A newly corroborated fact also corroborates the verified entries it agrees with."""

@@ -78,6 +78,13 @@ class Database:
                 conn.close()
 
     @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """The exclusive lock with no connection: for replacing the file itself
+        (`axiom.store.rewrite`)."""
+        with self._locked(fcntl.LOCK_EX):
+            yield
+
+    @contextmanager
     def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A read-write connection inside one transaction, committed on success."""
         with self._locked(fcntl.LOCK_EX):

@@ -37,6 +37,12 @@ CONDITION_DECLARED = "condition_declared"
 ARTIFACT_DECLARED = "artifact_declared"
 CONDITION_RESOLVED_TO = "condition_resolved_to"
 
+# Conflicts and forgetting
+CONFLICT_DETECTED = "conflict_detected"
+CONFLICT_RESOLVED = "conflict_resolved"
+REDACTED = "redacted"
+DECISION_RECORDED = "decision_recorded"
+
 DESCRIPTIONS: dict[str, str] = {
     SESSION_INGESTED: "a transcript (filtered for privacy) was stored: its messages and metadata",
     BUILD_STARTED: "a build of one session ingest began, with the spec it runs",
@@ -60,6 +66,10 @@ DESCRIPTIONS: dict[str, str] = {
     CONDITION_DECLARED: "a blocker that is not a task became a condition",
     ARTIFACT_DECLARED: "a blocker naming a ticket, issue or URL became an artifact",
     CONDITION_RESOLVED_TO: "a condition was linked to the task or artifact it stands for",
+    CONFLICT_DETECTED: "two entries about the same subject disagree; both became contested",
+    CONFLICT_RESOLVED: "a person settled a conflict (keep_newer, keep_older, keep_both, reject_both)",
+    DECISION_RECORDED: "a decision was recorded in the ledger, citing verified evidence",
+    REDACTED: "a session, entry or time range was forgotten (a tombstone: what, when, who)",
 }
 
 ALL_EVENT_TYPES: frozenset[str] = frozenset(DESCRIPTIONS)

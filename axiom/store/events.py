@@ -1,6 +1,8 @@
 """The append-only event store: the single source of truth.
 
-There is deliberately no update or delete method. Every event may carry a `dedupe_key`;
+There is deliberately no update or delete method, with one documented exception:
+`redact`, used only by `axiom.forgetting` when a person asks Axiom to forget, rewrites an
+event's payload to a redacted form (`redacted_payload`) that carries no text. Every event may carry a `dedupe_key`;
 appending an event whose key was seen before returns the stored event and writes nothing,
 which is what makes re-imports, retries and redelivered Celery tasks harmless.
 
@@ -28,6 +30,22 @@ def canonical_json(payload: Any) -> str:
 
 def checksum_of(payload: Any) -> str:
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+REDACTED_KEY = "_redacted"
+# Payload fields a redacted event keeps: identifiers that say what it was about, no text.
+KEPT_WHEN_REDACTED = ("entry_id", "session_id", "build_id", "conflict_id", "task_id")
+
+
+def redacted_payload(payload: dict[str, Any], redaction_id: str) -> dict[str, Any]:
+    """The form a forgotten event's payload is rewritten to: its ids and the redaction."""
+    kept = {k: payload[k] for k in KEPT_WHEN_REDACTED if isinstance(payload.get(k), str)}
+    return {REDACTED_KEY: redaction_id, **kept}
+
+
+def is_redacted(payload: dict[str, Any]) -> bool:
+    """True for a payload `EventStore.redact` rewrote: projectors skip such events."""
+    return REDACTED_KEY in payload
 
 
 @dataclass(frozen=True)
@@ -194,6 +212,44 @@ class EventStore:
             [*types, value],
         ).fetchall()
         return [_row_to_event(row) for row in rows]
+
+    def ids_about(self, session_ids: Sequence[str], needles: Sequence[str]) -> list[str]:
+        """Ids of the events of `session_ids` or whose payload contains any of `needles`
+        (entry ids, session ids): what forgetting has to redact."""
+        found = self.conn.execute(
+            "SELECT event_id FROM events WHERE session_id IN (SELECT unnest(?))"
+            " OR EXISTS (SELECT 1 FROM unnest(?::VARCHAR[]) AS n(x)"
+            " WHERE contains(payload_json::VARCHAR, n.x))"
+            " ORDER BY ts, event_id",
+            [list(session_ids), list(needles)],
+        ).fetchall()
+        return [r[0] for r in found]
+
+    def tombstone_for_session(self, session_id: str, tombstone_type: str) -> StoredEvent | None:
+        """The `tombstone_type` event whose `session_ids` names `session_id`, if any."""
+        row = self.conn.execute(
+            "SELECT event_id FROM events WHERE event_type = ? AND list_contains("
+            "CAST(json_extract(payload_json, '$.session_ids') AS VARCHAR[]), ?) LIMIT 1",
+            [tombstone_type, session_id],
+        ).fetchone()
+        return self.get(row[0]) if row else None
+
+    def redact(self, event_ids: Sequence[str], redaction_id: str) -> int:
+        """Replace the payloads of `event_ids` with their redacted form (ids only, no text):
+        the single exception to append-only, for forgetting. Returns how many changed."""
+        changed = 0
+        for event_id in dict.fromkeys(event_ids):
+            event = self.get(event_id)
+            if event is None or is_redacted(event.payload):
+                continue
+            text = canonical_json(redacted_payload(event.payload, redaction_id))
+            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            self.conn.execute(
+                "UPDATE events SET payload_json = ?, checksum = ? WHERE event_id = ?",
+                [text, digest, event_id],
+            )
+            changed += 1
+        return changed
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM events").fetchone()[0]

@@ -34,7 +34,7 @@ from typing import Protocol, TypeVar
 import duckdb
 
 from axiom.store.db import Database
-from axiom.store.events import EventStore, StoredEvent
+from axiom.store.events import EventStore, StoredEvent, is_redacted
 
 log = logging.getLogger("axiom.projection")
 T = TypeVar("T")
@@ -113,6 +113,8 @@ def _apply(conn: duckdb.DuckDBPyConnection, projector: Projector, event: StoredE
     if known is not None:
         record_error(conn, projector.name, event, known)
         return
+    if is_redacted(event.payload):
+        return  # forgotten (axiom.forgetting): nothing left to derive from it
     try:
         projector.apply(conn, event)
     except Exception as exc:

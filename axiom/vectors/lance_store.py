@@ -458,3 +458,30 @@ class LanceStore:
             },
             schema=self.schema,
         )
+
+
+def purge_rows(lancedb_dir: Path | str, ids: Sequence[str], session_ids: Sequence[str]) -> int:
+    """Forgetting: delete the rows of `ids` and every message/context row of `session_ids`
+    from every table in `lancedb_dir`, then compact with no grace period so no earlier
+    version (which still holds the deleted text) stays on disk. Returns the rows deleted.
+    Runs under the writer lock; a missing directory is a no-op."""
+    directory = Path(lancedb_dir)
+    if not directory.is_dir():
+        return 0
+    import lancedb  # heavy; only the writer and forgetting need it
+
+    wanted = set(ids)
+    prefixes = tuple(f"{kind}:{sid}:" for sid in session_ids for kind in ("message", "context"))
+    deleted = 0
+    with LanceStore(directory, "purge", 1).writer_lock():
+        db = lancedb.connect(directory)
+        for name in db.table_names():
+            table = db.open_table(name)
+            present = table.search().select(["id"]).limit(None).to_arrow().column("id")
+            doomed = [i for i in present.to_pylist() if i in wanted or i.startswith(prefixes)]
+            if doomed:
+                quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in doomed)
+                table.delete(f"id IN ({quoted})")
+                deleted += len(doomed)
+            table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+    return deleted

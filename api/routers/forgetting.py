@@ -1,0 +1,47 @@
+"""``POST /api/v1/forget`` with exactly one of ``session_id``, ``entry_id``, ``before``:
+forget it everywhere on disk (`axiom.forgetting.forget`). The answer names ids and
+counts, never the forgotten text. Unknown targets and bad dates are 422."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router, Schema
+
+from api.schemas import ErrorOut
+from axiom.forgetting.forget import ForgetTarget, forget
+from axiom.store.timepoints import parse_timepoint
+from config.stores import get_database, reset
+
+router = Router(tags=["forgetting"])
+
+
+class ForgetIn(Schema):
+    session_id: str | None = None
+    entry_id: str | None = None
+    before: str | None = None
+    who: str = ""
+
+
+class ForgetOut(Schema):
+    redaction_id: str
+    scope: str
+    session_ids: list[str]
+    entry_ids: list[str]
+    events_redacted: int
+    vector_rows_deleted: int
+    log_lines_removed: int
+    database_bytes: int
+
+
+@router.post("/forget", response={200: ForgetOut, 422: ErrorOut})
+def forget_target(request: HttpRequest, body: ForgetIn) -> dict[str, Any]:
+    """Forget a session, an entry or every session before a date. Irreversible."""
+    before = parse_timepoint(body.before, end_of_day=False) if body.before else None
+    target = ForgetTarget(session_id=body.session_id, entry_id=body.entry_id, before=before)
+    user = getattr(request, "user", None)
+    who = body.who or (user.get_username() if user and user.is_authenticated else "api")
+    report = forget(get_database(), target, who)
+    reset()  # the search service holds LanceDB handles to versions just deleted
+    return report.to_json()

@@ -1,0 +1,74 @@
+"""``python -m axiom forget --session ID | --entry ID | --before DATE [--yes] [--json]``.
+
+Without ``--yes`` it shows what would be forgotten (ids and counts, never the text) and
+asks; with no terminal to ask on it refuses. Exit codes: 0 done (or declined), 1 unknown
+target or bad date, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+
+from axiom.forgetting.forget import ForgetError, ForgetTarget, forget, plan
+from axiom.store.migrate import open_database
+from axiom.store.timepoints import TimepointError, parse_timepoint
+
+__all__ = ["register"]
+
+TOMBSTONE_NOTE = (
+    "A later import of the same session will not restore it (a `redacted` tombstone stays)."
+)
+
+
+def _target(args: argparse.Namespace) -> ForgetTarget:
+    before = parse_timepoint(args.before, end_of_day=False) if args.before else None
+    return ForgetTarget(session_id=args.session, entry_id=args.entry, before=before)
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    try:
+        target = _target(args)
+        db = open_database()
+        with db.read() as conn:
+            covered = plan(conn, target)
+    except (ForgetError, TimepointError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if covered.empty:
+        print("nothing to forget")
+        return 0
+    summary = f"{len(covered.session_ids)} session(s), {len(covered.entry_ids)} entry(ies)"
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print(f"would forget {summary}; re-run with --yes to do it", file=sys.stderr)
+            return 1
+        answer = input(f"Forget {summary} for good? Type 'forget' to confirm: ")
+        if answer.strip() != "forget":
+            print("nothing forgotten")
+            return 0
+    report = forget(db, target, args.who or getpass.getuser())
+    if args.json:
+        print(json.dumps({**report.to_json(), "note": TOMBSTONE_NOTE}, indent=2))
+    else:
+        print(
+            f"forgot {summary} ({report.redaction_id}): {report.events_redacted} event(s)"
+            f" redacted, {report.vector_rows_deleted} vector row(s) deleted,"
+            f" {report.log_lines_removed} log line(s) removed; database rewritten"
+        )
+        print(TOMBSTONE_NOTE)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("forget", help="forget a session, an entry or everything before a date")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--session", help="a session id")
+    which.add_argument("--entry", help="an entry id")
+    which.add_argument("--before", help="every session started before this date (ISO 8601)")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument("--who", default="", help="who asks (default: the OS user)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_forget)

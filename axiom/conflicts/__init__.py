@@ -1,0 +1,1 @@
+"""Conflicts between memories: detection (pure rule), the conflicts ledger, resolution."""

@@ -1,0 +1,279 @@
+"""When two memories contradict each other: the rule behind `conflict_detected`.
+
+Pure module, no I/O. A new fact or decision (`Fact`) is compared with the believed facts
+of the same type from other sessions. Two facts are about the same subject when their
+canonical keys are equal or their subjects, normalized, are identical or nearly so
+(`SUBJECT_SIMILARITY`). Then they conflict when
+
+- both carry a value and the values differ (``changed_value``),
+- one is negated and the other not (``negation``: "no longer", "not", "더 이상 … 않"),
+- the new one states a replacement whose old value is the old fact's value
+  (``replacement``: "from A to B", "B instead of A", "A에서 B로 바뀌었", previous_value).
+
+Without extracted subjects, a stated replacement still conflicts with an older fact that
+mentions the replaced value and shares a topic word with the new one: "use A for the
+billing store" and "switched the billing store from A to B". The same subject with the same
+value (a restatement) never conflicts: it corroborates.
+
+`divergence` is seed 003's weaker signal (same topic words, little shared content): it
+only suggests a possible conflict to a reader and never marks anything contested.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
+from difflib import SequenceMatcher
+
+CONFLICT_TYPES = ("changed_value", "negation", "replacement")
+COMPARED_TYPES = ("fact", "decision")
+SUBJECT_SIMILARITY = 0.9
+DIVERGENCE_MAX_OVERLAP = 0.3
+DIVERGENCE_MIN_TOPIC_WORDS = 2
+
+_SPACES = re.compile(r"\s+")
+_WORD = re.compile(r"[^\W_]+(?:[.\-][^\W_]+)*")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "from",
+        "by",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "we",
+        "our",
+        "us",
+        "you",
+        "they",
+        "them",
+        "i",
+        "my",
+        "me",
+        "now",
+        "use",
+        "used",
+        "uses",
+        "using",
+        "no",
+        "not",
+        "longer",
+        "instead",
+        "switched",
+        "switch",
+        "moved",
+        "move",
+        "changed",
+        "change",
+        "replaced",
+        "replace",
+        "went",
+        "per",
+    ]
+)
+_KO_PARTICLES = ("에서는", "에서", "으로", "로", "은", "는", "이", "가", "을", "를", "의", "도")
+_CHANGE_VERB = (
+    r"(?:switch\w*|mov\w*|migrat\w*|chang\w*|replac\w*|went|raised|lowered|increas\w*|"
+    r"decreas\w*|bump\w*|upgrad\w*|downgrad\w*|go(?:ing)?|dropp\w*|cut)"
+)
+_TOKEN = r"[^\s,.;:!?()]+(?:\s+[^\s,.;:!?()]+)?"
+_REPLACEMENTS = (
+    re.compile(_CHANGE_VERB + r"\b.*?\bfrom\s+(?P<old>" + _TOKEN + r")\s+to\s+", re.I),
+    re.compile(r"\binstead\s+of\s+(?P<old>[^\s,.;:!?()]+)", re.I),
+    re.compile(
+        r"\bno\s+longer\s+(?:use[sd]?\s+|using\s+|on\s+|uses\s+)?(?P<old>[^\s,.;:!?()]+)", re.I
+    ),
+    re.compile(r"\breplac\w*\s+(?P<old>[^\s,.;:!?()]+)\s+with\b", re.I),
+    re.compile(
+        r"(?P<old>[^\s,.;:!?()]+?)(?:에서는|에서)\s*\S+?(?:으로|로)\s*(?:바뀌|바꾸|바꿨|변경|교체|전환|옮|이전|갈아)"
+    ),
+    re.compile(r"(?P<old>[^\s,.;:!?()]+?)\s*대신(?:에)?\s"),
+    re.compile(r"더\s*이상\s*(?P<old>[^\s,.;:!?()]+?)(?:을|를|은|는|이|가)?\s"),
+)
+_NEGATION = re.compile(
+    r"\b(?:no\s+longer|not|never|don't|doesn't|isn't|aren't|won't|stopped|dropped)\b"
+    r"|더\s*이상|않|없|아니|안\s",
+    re.I,
+)
+
+
+def normalize(text: str | None) -> str:
+    """NFKC, case-folded, whitespace collapsed, sentence punctuation and quotes trimmed."""
+    if not text:
+        return ""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return _SPACES.sub(" ", text).strip().strip(".!?。;:,\"'`“”‘’").strip()
+
+
+def _strip_particle(word: str) -> str:
+    for particle in _KO_PARTICLES:
+        if len(word) > len(particle) + 1 and word.endswith(particle):
+            return word[: -len(particle)]
+    return word
+
+
+def topic_words(text: str) -> frozenset[str]:
+    """Content words of `text` (Korean particles stripped), stop words and one-letter words
+    left out: what "about the same topic" is judged on."""
+    words = (_strip_particle(w) for w in _WORD.findall(normalize(text)))
+    return frozenset(w for w in words if len(w) > 1 and w not in _STOP)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """What a fact or decision entry says, as conflict detection sees it."""
+
+    entry_id: str
+    session_id: str | None
+    entry_type: str
+    title: str
+    content: str = ""
+    canonical_key: str | None = None
+    subject: str | None = None
+    value: str | None = None
+    previous_value: str | None = None
+    said_at: datetime | None = None
+
+    @property
+    def text(self) -> str:
+        return f"{self.title}\n{self.content}"
+
+    @property
+    def negated(self) -> bool:
+        return bool(_NEGATION.search(normalize(self.title)))
+
+    def replaced_value(self) -> str | None:
+        """The old value this fact says was replaced (previous_value, else read off a
+        "from A to B" / "instead of A" / "no longer A" / "A에서 B로" wording)."""
+        if self.previous_value:
+            return normalize(self.previous_value)
+        for pattern in _REPLACEMENTS:
+            if m := pattern.search(normalize(self.text)):
+                return _strip_particle(normalize(m.group("old")))
+        return None
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """`newer` contradicts `older` (an entry id each), and why."""
+
+    older_id: str
+    newer_id: str
+    conflict_type: str
+    subject: str
+    reason: str
+
+    def other_of(self, entry_id: str) -> str:
+        return self.newer_id if entry_id == self.older_id else self.older_id
+
+
+def same_subject(a: Fact, b: Fact) -> bool:
+    """Canonical keys equal, or subjects identical or nearly so once normalized."""
+    if a.canonical_key and a.canonical_key == b.canonical_key:
+        return True
+    sa, sb = normalize(a.subject), normalize(b.subject)
+    if not sa or not sb:
+        return False
+    return sa == sb or SequenceMatcher(None, sa, sb).ratio() >= SUBJECT_SIMILARITY
+
+
+def _same_value(a: str, b: str) -> bool:
+    na, nb = normalize(a), normalize(b)
+    return na == nb or topic_words(na) == topic_words(nb) != frozenset()
+
+
+def _mentions(fact: Fact, value: str) -> bool:
+    if not value:
+        return False
+    haystack = topic_words(f"{fact.text}\n{fact.value or ''}")
+    wanted = topic_words(value)
+    return bool(wanted) and wanted <= haystack
+
+
+def contradiction(new: Fact, old: Fact) -> Contradiction | None:
+    """How `new` contradicts `old`, or None (unrelated, or a restatement)."""
+    if new.entry_type != old.entry_type or new.entry_type not in COMPARED_TYPES:
+        return None
+    replaced = new.replaced_value()
+    subject = new.subject or old.subject or new.title
+    if same_subject(new, old):
+        if replaced and old.value and _same_value(replaced, old.value):
+            return _found(new, old, "replacement", subject, f"{old.value!r} was replaced")
+        if new.value and old.value and not _same_value(new.value, old.value):
+            reason = f"{old.value!r} became {new.value!r}"
+            return _found(new, old, "changed_value", subject, reason)
+        if new.negated != old.negated:
+            return _found(new, old, "negation", subject, "one states what the other denies")
+        if replaced and _mentions(old, replaced) and not (new.value and old.value):
+            return _found(new, old, "replacement", subject, f"{replaced!r} was replaced")
+        return None
+    if replaced and _mentions(old, replaced):
+        shared = (topic_words(new.text) & topic_words(old.text)) - topic_words(replaced)
+        if shared:
+            reason = f"{replaced!r} was replaced (shared topic: {', '.join(sorted(shared)[:3])})"
+            return _found(new, old, "replacement", old.subject or subject, reason)
+    return None
+
+
+def _found(new: Fact, old: Fact, kind: str, subject: str, reason: str) -> Contradiction:
+    return Contradiction(old.entry_id, new.entry_id, kind, subject, reason)
+
+
+def restates(new: Fact, old: Fact) -> bool:
+    """`new` says again what `old` says: same type and subject, the same value, the same
+    polarity and no contradiction. Such a pair corroborates."""
+    return (
+        new.entry_type == old.entry_type
+        and bool(new.value and old.value)
+        and same_subject(new, old)
+        and _same_value(new.value or "", old.value or "")
+        and new.negated == old.negated
+        and contradiction(new, old) is None
+    )
+
+
+def contradictions(new: Fact, believed: list[Fact]) -> list[Contradiction]:
+    """Every believed fact from another session that `new` contradicts."""
+    found = []
+    for old in believed:
+        if old.entry_id == new.entry_id or (old.session_id and old.session_id == new.session_id):
+            continue
+        if (c := contradiction(new, old)) is not None:
+            found.append(c)
+    return found
+
+
+def divergence(a: Fact, b: Fact) -> float | None:
+    """Seed 003's hint: the share of content two facts have in common (Jaccard) when they
+    share at least `DIVERGENCE_MIN_TOPIC_WORDS` title words but little content; else None.
+    Only a suggestion for a reader, never a conflict."""
+    title_a, title_b = topic_words(a.title), topic_words(b.title)
+    if len(title_a & title_b) < DIVERGENCE_MIN_TOPIC_WORDS:
+        return None
+    words_a, words_b = topic_words(a.text), topic_words(b.text)
+    jaccard = len(words_a & words_b) / len(words_a | words_b) if words_a | words_b else 1.0
+    return round(jaccard, 3) if jaccard < DIVERGENCE_MAX_OVERLAP else None

@@ -1,0 +1,1 @@
+"""The decision ledger: decisions that cite only verified or certified evidence."""

@@ -1,0 +1,1 @@
+"""Forgetting: a session, an entry or everything before a date, gone from disk."""

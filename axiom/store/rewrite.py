@@ -1,0 +1,40 @@
+"""Rewrite the DuckDB file so blocks freed by deletes (which may still hold forgotten
+text) are not left on disk: copy every table, index and sequence into a fresh file with
+`COPY FROM DATABASE`, then swap it in, all under the exclusive lock (`Database.exclusive`).
+CHECKPOINT alone may keep freed blocks in the file; a copy has only live data."""
+
+from __future__ import annotations
+
+import os
+
+import duckdb
+
+from axiom.store.db import Database
+
+
+def rewrite_database(db: Database) -> int:
+    """Replace `db`'s file with a compact copy of its live data; returns the new size."""
+    fresh = db.path.with_name(db.path.name + ".rewrite")
+    wal = db.path.with_name(db.path.name + ".wal")
+    with db.exclusive():
+        for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        conn = duckdb.connect(str(db.path))
+        conn.execute("CHECKPOINT")
+        conn.close()
+        conn = duckdb.connect(":memory:")
+        try:
+            conn.execute(f"ATTACH '{_sql_path(db.path)}' AS src (READ_ONLY)")
+            conn.execute(f"ATTACH '{_sql_path(fresh)}' AS dst")
+            conn.execute("COPY FROM DATABASE src TO dst")
+            conn.execute("DETACH dst")
+            conn.execute("DETACH src")
+        finally:
+            conn.close()
+        os.replace(fresh, db.path)
+        wal.unlink(missing_ok=True)
+        return db.path.stat().st_size
+
+
+def _sql_path(path: os.PathLike[str]) -> str:
+    return os.fspath(path).replace("'", "''")

@@ -1,0 +1,74 @@
+"""As of a time: memories built from messages written by then, conflicts known then."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.urls import reverse
+
+from axiom.conflicts.commands import resolve
+from axiom.conflicts.queries import list_conflicts
+from axiom.entries.queries import list_entries
+from axiom.store.db import Database
+from tests.cli_support import run_cli
+from tests.conflicts.support import Said, run_sessions
+
+MARCH = Said(
+    "Use Postgres for the reporting warehouse of the finance team", when="2026-03-10T09:00:00Z"
+)
+APRIL = Said(
+    "Switched the reporting warehouse of the finance team from Postgres to ClickHouse",
+    when="2026-04-20T16:30:00+02:00",
+)
+
+
+def _setup(db: Database, tmp_path: Path) -> str:
+    run_sessions(db, tmp_path, {"march": [MARCH], "april": [APRIL]})
+    with db.read() as conn:
+        (conflict,) = list_conflicts(conn, "open")
+    return conflict.conflict_id
+
+
+def test_as_of_before_the_second_session_shows_only_the_first(
+    client, site: Database, data_dir: Path, tmp_path: Path
+) -> None:
+    cid = _setup(site, tmp_path)
+    resolve(site, cid, "keep_newer", "ana")
+
+    listing = run_cli(data_dir, "entries", "--as-of", "2026-04-15", "--json")
+    assert listing.returncode == 0, listing.stderr
+    rows = [json.loads(line) for line in listing.stdout.splitlines()]
+    assert [(r["title"], r["status"]) for r in rows] == [(MARCH.text, "active")]
+    now = [json.loads(line) for line in run_cli(data_dir, "entries", "--json").stdout.splitlines()]
+    assert {(r["title"], r["status"]) for r in now} == {
+        (MARCH.text, "superseded"),
+        (APRIL.text, "active"),
+    }
+    # The day of the second session counts to its end; the time zone is respected.
+    assert (
+        run_cli(
+            data_dir, "conflicts", "--status", "all", "--as-of", "2026-04-20T14:29Z", "--json"
+        ).stdout.strip()
+        == "[]"
+    )
+    (then,) = json.loads(
+        run_cli(data_dir, "conflicts", "--status", "all", "--as-of", "2026-04-20", "--json").stdout
+    )
+    assert then["status"] == "open" and then["resolution"] is None  # resolved later
+    assert run_cli(data_dir, "entries", "--as-of", "April").returncode == 1
+
+    page = client.get(reverse("viewer-entries"), {"as_of": "2026-04-15"}).content.decode()
+    assert MARCH.text in page and APRIL.text not in page and 'type="date"' in page
+    with site.read() as conn:
+        ids = {e.title: e.entry_id for e in list_entries(conn)}
+    assert (
+        client.get(
+            reverse("viewer-entry", args=[ids[APRIL.text]]), {"as_of": "2026-04-15"}
+        ).status_code
+        == 404
+    )
+    assert (
+        cid not in client.get(reverse("viewer-conflicts"), {"as_of": "2026-04-15"}).content.decode()
+    )
+    assert cid in client.get(reverse("viewer-conflicts"), {"as_of": "2026-05-01"}).content.decode()
