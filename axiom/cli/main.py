@@ -9,8 +9,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from tqdm import tqdm
+
 from axiom.cli.outbox import register as register_outbox_commands
-from axiom.cli.pipeline import process_sessions, summarize
 from axiom.cli.pipeline import register as register_pipeline_commands
 from axiom.cli.retrieval import register as register_retrieval_commands
 from axiom.cli.tasks import register as register_task_commands
@@ -18,6 +19,7 @@ from axiom.config import AxiomConfig
 from axiom.ingest.formats import PARSERS, discover
 from axiom.ingest.importer import import_paths
 from axiom.observability.stats import collect_stats
+from axiom.pipeline.batch import process_sessions, summarize
 from axiom.pipeline.factory import ConfigurationError
 from axiom.projections import rebuild_all
 from axiom.service.up import register as register_up_command
@@ -28,8 +30,6 @@ from axiom.store.migrate import migrate, open_database
 def _progress(total: int, enabled: bool):  # noqa: ANN202 - tqdm or a no-op
     if not enabled:
         return None
-    from tqdm import tqdm
-
     return tqdm(total=total, unit="file", file=sys.stderr)
 
 
