@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
+import axiom.projections
 from axiom.builds.projector import BUILD_FINISHED, BUILD_STARTED, BuildSpec, StageMetric
 from axiom.entries.projector import ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED
 from axiom.entries.queries import corroboration_pool
@@ -34,7 +35,6 @@ from axiom.graduation.invariants import VALIDATOR_VERSION
 from axiom.graduation.policy import GraduationPolicy
 from axiom.ingest.session_projector import SESSION_INGESTED
 from axiom.ingest.transcript import Transcript
-from axiom.projections import all_projectors
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import run_projector, write_projecting
@@ -340,7 +340,8 @@ def process_session(
         report.metrics = timer.metrics
         writer.finished(report)
         if project:
-            for projector in all_projectors():
+            # Looked up at call time (the module, not the name), so a test can add a projector.
+            for projector in axiom.projections.all_projectors():
                 run_projector(conn, projector)
         report.events_appended = writer.appended
 
