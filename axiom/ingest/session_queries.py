@@ -125,3 +125,37 @@ def messages_with_previous(
         " LEFT JOIN sessions s ON s.session_id = m.session_id",
         [[k[0] for k in keys], [k[1] for k in keys]],
     ).fetchall()
+
+
+def get_message_text_and_role(
+    conn: duckdb.DuckDBPyConnection, session_id: str, message_index: int
+) -> tuple[str, str] | None:
+    """(text, role) of one stored message, None when the session has no such message."""
+    return conn.execute(
+        "SELECT text, role FROM messages WHERE session_id = ? AND message_index = ?",
+        [session_id, message_index],
+    ).fetchone()
+
+
+def message_text_hashes(
+    conn: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, int]]
+) -> dict[tuple[str, int], str]:
+    """(session_id, index) -> sha256 hex of the stored message text, for the messages that
+    exist (how a citation tells whether the text it quoted is still the stored one)."""
+    if not keys:
+        return {}
+    rows = conn.execute(
+        "SELECT m.session_id, m.message_index, sha256(m.text)"
+        " FROM (SELECT unnest(?) AS sid, unnest(?) AS idx) k"
+        " JOIN messages m ON m.session_id = k.sid AND m.message_index = k.idx",
+        [[k[0] for k in keys], [k[1] for k in keys]],
+    ).fetchall()
+    return {(sid, idx): digest for sid, idx, digest in rows if digest is not None}
+
+
+def session_ingest_event_id(conn: duckdb.DuckDBPyConnection, session_id: str) -> str | None:
+    """The ingest event the session's stored messages come from (None: no such session)."""
+    row = conn.execute(
+        "SELECT ingest_event_id FROM sessions WHERE session_id = ?", [session_id]
+    ).fetchone()
+    return row[0] if row else None

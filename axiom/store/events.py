@@ -261,3 +261,12 @@ class EventStore:
             " WHERE c.event_type = ? AND c.session_id = ? ORDER BY c.ts, c.event_id",
             [build_event_type, event_type, session_id],
         ).fetchall()
+
+    def ids_of_session(self, event_type: str, session_id: str) -> list[str]:
+        """Ids of the session's events of `event_type`, newest first (read them lazily)."""
+        rows = self.conn.execute(
+            "SELECT event_id FROM events WHERE event_type = ? AND session_id = ?"
+            " ORDER BY ts DESC, event_id DESC",
+            [event_type, session_id],
+        ).fetchall()
+        return [r[0] for r in rows]
