@@ -21,6 +21,7 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_architecture.py
 
 install: $(STAMP)
 

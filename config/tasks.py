@@ -10,8 +10,8 @@ from typing import Any
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Transcript
 from axiom.outbox.service import drain_outbox, reconcile_outbox
+from axiom.pipeline.batch import ordered_sessions
 from axiom.pipeline.factory import configured_pipeline
-from axiom.pipeline.order import chronological
 from axiom.pipeline.process import process_session
 from axiom.projections import project_all
 from axiom.store.migrate import open_database
@@ -28,9 +28,7 @@ def ingest_path(path: str, fmt: str | None = None) -> dict[str, Any]:
     report = import_paths(db, [Path(path)], fmt=fmt, project=False)
     project.delay()
     if report.session_ids:
-        with db.read() as conn:
-            ordered = chronological(conn, report.session_ids)
-        process_in_order.delay(ordered)
+        process_in_order.delay(ordered_sessions(db, report.session_ids))
     return {
         "sessions_new": report.sessions_new,
         "sessions_unchanged": report.sessions_unchanged,

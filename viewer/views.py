@@ -1,7 +1,8 @@
 """Thin views: read one unit from DuckDB through an `axiom` query, then render.
 
 List pages render the whole page, or only the named `{% partialdef %}` fragment when htmx
-asks for it, so every htmx control is also a plain link that works without JavaScript.
+asks for it (`viewer.rendering.render_page`), so every htmx control is also a plain link
+that works without JavaScript; listings page through `viewer.paging`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from axiom.evidence.citation_spans import list_citation_spans_in_session
@@ -20,22 +20,12 @@ from axiom.ingest.session_queries import MessageRow, get_session, list_messages,
 from axiom.observability.stats import collect_stats
 from config.stores import get_database
 from viewer.middleware import COOKIE_NAME, cookie_value, token_matches
+from viewer.paging import Pager, page_number
+from viewer.rendering import render_page
 from viewer.spans import segments_by_message
 
 SESSIONS_PER_PAGE = 25
 LOGIN_COOKIE_MAX_AGE = 30 * 24 * 3600
-
-
-def _fragment_wanted(request: HttpRequest) -> bool:
-    """htmx swaps a fragment in; a history restore needs the whole page again."""
-    return bool(request.htmx) and not request.htmx.history_restore_request
-
-
-def _page_number(raw: str | None) -> int:
-    try:
-        return max(1, int(raw or 1))
-    except ValueError:
-        return 1
 
 
 def dashboard(request: HttpRequest) -> HttpResponse:
@@ -45,15 +35,15 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 
 def session_list(request: HttpRequest) -> HttpResponse:
-    number = _page_number(request.GET.get("page"))
+    number = page_number(request.GET.get("page"))
     with get_database().read() as conn:
         page = list_sessions(conn, page=number, per_page=SESSIONS_PER_PAGE)
-    template = "viewer/sessions/list.html"
-    if _fragment_wanted(request):
-        template += "#session-rows"
-    response = render(request, template, {"page": page})
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    base = reverse("viewer-sessions")
+    pager = Pager(
+        page.page, page.per_page, len(page.sessions), page.has_next, lambda n: f"{base}?page={n}"
+    )
+    context = {"page": page, "pager": pager}
+    return render_page(request, "viewer/sessions/list.html", context, fragment="session-rows")
 
 
 def _tool_calls_by_id(messages: list[MessageRow]) -> dict[str, dict[str, Any]]:

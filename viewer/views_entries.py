@@ -16,7 +16,6 @@ from urllib.parse import urlencode
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
 from axiom.conflicts.queries import list_conflicts, possible_conflicts
@@ -28,7 +27,8 @@ from axiom.graduation.stages import STAGES, STATUSES
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound, approve_entry
 from config.stores import get_database
 from viewer.as_of import as_of, entries_as_of
-from viewer.views import _fragment_wanted, _page_number
+from viewer.paging import offset_of, page_number, paged
+from viewer.rendering import render_page
 
 ENTRIES_PER_PAGE = 50
 # get_citation's context on each side of the span: this much means "the whole message".
@@ -65,29 +65,9 @@ class EntryFilters:
         return f"{base}?{urlencode(params)}" if params else base
 
 
-@dataclass(frozen=True)
-class EntryPage:
-    entries: list[EntryRow]
-    page: int
-    per_page: int
-    has_next: bool
-
-    @property
-    def has_previous(self) -> bool:
-        return self.page > 1
-
-    @property
-    def first(self) -> int:
-        return (self.page - 1) * self.per_page + 1
-
-    @property
-    def last(self) -> int:
-        return self.first + len(self.entries) - 1
-
-
 def entry_list(request: HttpRequest) -> HttpResponse:
     filters = EntryFilters.from_query(request.GET)
-    number = _page_number(request.GET.get("page"))
+    number = page_number(request.GET.get("page"))
     when = as_of(request)
     with get_database().read() as conn:
         rows = list_entries(
@@ -96,27 +76,19 @@ def entry_list(request: HttpRequest) -> HttpResponse:
             entry_type=filters.type or None,
             status=filters.status or None,
             limit=ENTRIES_PER_PAGE + 1,  # one more tells whether a next page exists
-            offset=(number - 1) * ENTRIES_PER_PAGE,
+            offset=offset_of(number, ENTRIES_PER_PAGE),
             as_of=when.when,
         )
         rows = entries_as_of(conn, rows, when.when)
-    page = EntryPage(
-        rows[:ENTRIES_PER_PAGE], number, ENTRIES_PER_PAGE, len(rows) > ENTRIES_PER_PAGE
-    )
+    entries, pager = paged(rows, number, ENTRIES_PER_PAGE, filters.url)
     context = {
         "as_of": when,
-        "page": page,
+        "entries": entries,
+        "pager": pager,
         "filters": filters,
         "choices": EntryFilters.CHOICES,
-        "previous_url": filters.url(number - 1),
-        "next_url": filters.url(number + 1),
     }
-    template = "viewer/entries/list.html"
-    if _fragment_wanted(request):
-        template += "#entry-rows"
-    response = render(request, template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return render_page(request, "viewer/entries/list.html", context, fragment="entry-rows")
 
 
 @dataclass(frozen=True)
@@ -187,12 +159,9 @@ def _render_entry(
         "history": _timeline(history),
         "approval": approval,
     }
-    template = "viewer/entries/detail.html"
-    if _fragment_wanted(request):
-        template += "#entry"
-    response = render(request, template, context, status=status)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return render_page(
+        request, "viewer/entries/detail.html", context, fragment="entry", status=status
+    )
 
 
 def entry_detail(request: HttpRequest, entry_id: str) -> HttpResponse:

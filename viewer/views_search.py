@@ -8,12 +8,10 @@ on the page, never as a 500.
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.utils.cache import patch_vary_headers
 
 from axiom.retrieval.search import MODES, QueryError, SearchUnavailable
 from config.stores import get_search_service
-from viewer.views import _fragment_wanted
+from viewer.rendering import render_page
 
 RESULTS = 20
 
@@ -29,9 +27,4 @@ def search(request: HttpRequest) -> HttpResponse:
             context["result"] = get_search_service().search(query, k=RESULTS, mode=mode)
         except (QueryError, SearchUnavailable) as exc:
             context["error"] = str(exc)
-    template = "viewer/search.html"
-    if _fragment_wanted(request):
-        template += "#search-results"
-    response = render(request, template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return render_page(request, "viewer/search.html", context, fragment="search-results")

@@ -8,13 +8,14 @@ import os
 import sys
 from collections.abc import Sequence
 
+from tqdm import tqdm
+
 from axiom.cli.agent import drain_spool, transcript_paths
 from axiom.cli.agent import register as register_agent_commands
 from axiom.cli.conflicts import register as register_conflict_commands
 from axiom.cli.decisions import register as register_decision_commands
 from axiom.cli.forget import register as register_forget_command
 from axiom.cli.outbox import register as register_outbox_commands
-from axiom.cli.pipeline import process_sessions, summarize
 from axiom.cli.pipeline import register as register_pipeline_commands
 from axiom.cli.retrieval import register as register_retrieval_commands
 from axiom.cli.tasks import register as register_task_commands
@@ -22,6 +23,7 @@ from axiom.config import AxiomConfig
 from axiom.ingest.formats import PARSERS, discover
 from axiom.ingest.importer import import_paths
 from axiom.observability.stats import collect_stats
+from axiom.pipeline.batch import process_sessions, summarize
 from axiom.projections import rebuild_all
 from axiom.service.up import register as register_up_command
 from axiom.settings import SettingsError
@@ -32,8 +34,6 @@ from axiom.store.migrate import migrate, open_database
 def _progress(total: int, enabled: bool):  # noqa: ANN202 - tqdm or a no-op
     if not enabled:
         return None
-    from tqdm import tqdm
-
     return tqdm(total=total, unit="file", file=sys.stderr)
 
 

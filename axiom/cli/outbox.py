@@ -7,20 +7,16 @@ import json
 import sys
 from typing import Any
 
+from tqdm import tqdm
+
+from axiom.outbox.service import configured_writer, outbox_status
 from axiom.outbox.writer import DrainReport
-
-
-def _open() -> Any:
-    from axiom.store.migrate import open_database
-
-    return open_database()
+from axiom.projections import project_all
+from axiom.store.migrate import open_database
 
 
 def cmd_drain(args: argparse.Namespace) -> int:
-    from axiom.outbox.service import configured_writer
-    from axiom.projections import project_all
-
-    db = _open()
+    db = open_database()
     project_all(db)  # queue jobs for anything imported with --no-process or not yet projected
     writer = configured_writer(db, batch_size=args.batch_size)
     total = writer.pending_count()
@@ -28,8 +24,6 @@ def cmd_drain(args: argparse.Namespace) -> int:
         total = min(total, args.max)
     bar = None
     if sys.stderr.isatty() and not args.quiet and not args.json:
-        from tqdm import tqdm
-
         bar = tqdm(total=total, unit="job", file=sys.stderr)
     seen = 0
 
@@ -59,43 +53,12 @@ def cmd_drain(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from axiom.observability.stats import OUTBOX_STATUSES
-    from axiom.outbox.service import configured_store
-    from axiom.vectors.lance_store import LanceStoreError
-
-    store = configured_store()
-    with _open().read() as conn:
-        by_status = dict.fromkeys(OUTBOX_STATUSES, 0)
-        for status, n in conn.execute(
-            "SELECT status, count(*) FROM vector_outbox WHERE embedding_version = ?"
-            " GROUP BY status",
-            [store.embedding_version],
-        ).fetchall():
-            by_status[status] = n
-        errors = conn.execute(
-            "SELECT error, count(*) FROM vector_outbox WHERE status = 'failed'"
-            " AND embedding_version = ? GROUP BY error ORDER BY count(*) DESC LIMIT 5",
-            [store.embedding_version],
-        ).fetchall()
-    try:
-        rows: int | str = store.count_rows()
-    except LanceStoreError as exc:
-        rows = f"error: {exc}"
-    out = {
-        "embedding_version": store.embedding_version,
-        "table": store.table_name,
-        "jobs": by_status,
-        "lancedb_rows": rows,
-        "top_errors": [{"error": e, "jobs": n} for e, n in errors],
-    }
-    print(json.dumps(out, indent=2, ensure_ascii=False))
+    print(json.dumps(outbox_status(open_database()), indent=2, ensure_ascii=False))
     return 0
 
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
-    from axiom.outbox.service import configured_writer
-
-    writer = configured_writer(_open(), load_model=False)
+    writer = configured_writer(open_database(), load_model=False)
     report = writer.reconcile(max_attempts=args.max_attempts, stuck_after_s=args.stuck_after)
     print(json.dumps(report.to_json(), sort_keys=True))
     return 1 if report.error else 0

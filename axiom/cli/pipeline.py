@@ -5,78 +5,29 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from typing import Any
 
 from axiom.agent.drain import drain
 from axiom.conflicts.queries import statuses_as_of
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import get_citation, normalize_citation_id
-from axiom.ingest.session_queries import list_messages, list_sessions
-from axiom.pipeline.factory import configured_pipeline
-from axiom.pipeline.order import chronological
-from axiom.pipeline.process import ProcessReport, process_session
+from axiom.pipeline.batch import process_sessions, stored_session_ids, summarize
+from axiom.pipeline.export import export_lines
 from axiom.settings import Settings
-from axiom.store.db import Database
+from axiom.store.migrate import open_database
 from axiom.store.timepoints import TimepointError, parse_timepoint
 
 
-def process_sessions(
-    db: Database, session_ids: Iterable[str], progress: bool = False
-) -> list[ProcessReport]:
-    """Run the pipeline over each session, oldest first (`axiom.pipeline.order`); a failing
-    session is reported, the rest go on."""
-    pipeline = configured_pipeline()
-    with db.read() as conn:
-        ids = chronological(conn, session_ids)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(ids), unit="session", file=sys.stderr)
-    reports = []
-    for sid in ids:
-        reports.append(process_session(db, sid, pipeline))
-        if bar:
-            bar.update()
-    if bar:
-        bar.close()
-    return reports
-
-
-def all_session_ids(db: Database) -> list[str]:
-    with db.read() as conn:
-        return [
-            r[0]
-            for r in conn.execute("SELECT session_id FROM sessions ORDER BY session_id").fetchall()
-        ]
-
-
-def summarize(reports: list[ProcessReport]) -> str:
-    failed = [r for r in reports if r.status != "success"]
-    done = [r for r in reports if not r.skipped and r.status == "success"]
-    entries = sum(r.entries for r in done)
-    text = f"processed {len(done)} session(s) ({entries} entries), {len(reports) - len(done) - len(failed)} already up to date"
-    for r in failed:
-        text += f"\nsession {r.session_id}: pipeline failed: {r.error}"
-    return text
-
-
 def cmd_process(args: argparse.Namespace) -> int:
-    from axiom.store.migrate import open_database
-
     db = open_database()
     drain(db, Settings.from_env().data_dir)
-    ids = args.session_ids or all_session_ids(db)
+    ids = args.session_ids or stored_session_ids(db)
     reports = process_sessions(db, ids, progress=sys.stderr.isatty())
     print(summarize(reports))
     return 1 if any(r.status != "success" for r in reports) else 0
 
 
 def cmd_entries(args: argparse.Namespace) -> int:
-    from axiom.store.migrate import open_database
-
     try:
         when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
     except TimepointError as exc:
@@ -102,8 +53,6 @@ def cmd_entries(args: argparse.Namespace) -> int:
 
 
 def cmd_entry(args: argparse.Namespace) -> int:
-    from axiom.store.migrate import open_database
-
     with open_database().read() as conn:
         row = get_entry(conn, args.entry_id)
         history = entry_history(conn, args.entry_id) if row else []
@@ -126,49 +75,13 @@ def cmd_entry(args: argparse.Namespace) -> int:
     return 0
 
 
-def export_lines(db: Database) -> Iterator[dict[str, Any]]:
-    """Sessions, their messages, then entries: one JSON object per line (stable field names)."""
-    with db.read() as conn:
-        page, total_pages = 1, 1
-        while page <= total_pages:
-            result = list_sessions(conn, page=page, per_page=200)
-            total_pages = max(1, -(-result.total // 200))
-            for s in result.sessions:
-                yield {
-                    "kind": "session",
-                    "session_id": s.session_id,
-                    "project": s.project,
-                    "source": s.source,
-                    "title": s.title,
-                    "started_at": s.started_at.isoformat() if s.started_at else None,
-                    "message_count": s.message_count,
-                }
-                for m in list_messages(conn, s.session_id):
-                    yield {
-                        "kind": "message",
-                        "session_id": s.session_id,
-                        "index": m.index,
-                        "role": m.role,
-                        "text": m.text,
-                        "ts": m.ts.isoformat() if m.ts else None,
-                        "meta": m.meta,
-                    }
-            page += 1
-        for entry in list_entries(conn):
-            yield entry.to_json()
-
-
 def cmd_export(args: argparse.Namespace) -> int:
-    from axiom.store.migrate import open_database
-
     for line in export_lines(open_database()):
         sys.stdout.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
     return 0
 
 
 def cmd_cite(args: argparse.Namespace) -> int:
-    from axiom.store.migrate import open_database
-
     with open_database().read() as conn:
         citation = get_citation(conn, args.citation_id)
     if citation is None:

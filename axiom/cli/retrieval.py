@@ -8,15 +8,14 @@ import json
 import sys
 from pathlib import Path
 
-from axiom.evaluation.retrieval import ConversationEval
+from axiom.config import AxiomConfig
+from axiom.evaluation.retrieval import ConversationEval, EvalError, run_eval
+from axiom.retrieval.disclosure import disclose
 from axiom.retrieval.search import MAX_K, MODES, QueryError, SearchService, SearchUnavailable
+from axiom.store.migrate import open_database
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from axiom.config import AxiomConfig
-    from axiom.retrieval.disclosure import disclose
-    from axiom.store.migrate import open_database
-
     config = AxiomConfig.from_env()
     open_database(config)  # migrated, so the read below never meets an old schema
     try:
@@ -57,8 +56,6 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_locomo(args: argparse.Namespace) -> int:
-    from axiom.evaluation.retrieval import EvalError, run_eval
-
     progress = sys.stderr.isatty() and not args.quiet
 
     def announce(conv: ConversationEval) -> None:

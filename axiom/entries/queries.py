@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -179,3 +180,43 @@ def recent_entries(
         f" ORDER BY created_ts DESC, entry_id LIMIT {int(limit)}"
     )
     return [_row(r) for r in conn.execute(sql, params).fetchall()]
+
+
+# --- reads for other packages: the outbox writer, stats, tasks, citations -----------------
+
+
+def entries_to_embed(
+    conn: duckdb.DuckDBPyConnection, entry_ids: Sequence[str]
+) -> list[tuple[str, str, str | None, datetime, str | None]]:
+    """(entry_id, title, content_json, created_ts, session_id) of the entries that exist."""
+    return conn.execute(
+        "SELECT entry_id, title, content_json, created_ts, session_id FROM entries"
+        " WHERE entry_id IN (SELECT unnest(?))",
+        [list(entry_ids)],
+    ).fetchall()
+
+
+def count_entries_by_stage(conn: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """stage -> number of entries (stages with none are left out)."""
+    return dict(conn.execute("SELECT stage, count(*) FROM entries GROUP BY stage").fetchall())
+
+
+def entry_sources(
+    conn: duckdb.DuckDBPyConnection, entry_ids: Sequence[str]
+) -> dict[str, tuple[str | None, str, str]]:
+    """entry_id -> (session_id, title, stage) of the entries that exist."""
+    rows = conn.execute(
+        "SELECT entry_id, session_id, title, stage FROM entries"
+        " WHERE entry_id IN (SELECT unnest(?))",
+        [list(dict.fromkeys(entry_ids))],
+    ).fetchall()
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+
+def entry_title_and_build(
+    conn: duckdb.DuckDBPyConnection, entry_id: str
+) -> tuple[str, str | None] | None:
+    """(title, build_id) of the entry, None when it does not exist."""
+    return conn.execute(
+        "SELECT title, build_id FROM entries WHERE entry_id = ?", [entry_id]
+    ).fetchone()

@@ -36,14 +36,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
+from axiom.config import AxiomConfig
+from axiom.entries.queries import count_entries
 from axiom.evaluation.locomo import (
     CATEGORY_NAMES,
     Conversation,
     load_conversations,
     normalize_dia_id,
 )
+from axiom.ingest.importer import import_paths
+from axiom.outbox.writer import OutboxWriter
+from axiom.pipeline.factory import configured_pipeline
+from axiom.pipeline.process import process_session
 from axiom.retrieval.metrics import Report, evaluate
 from axiom.retrieval.search import SearchService
+from axiom.store.db import Database
+from axiom.store.migrate import migrate
+from axiom.vectors.config import configured_embedder, embedding_version_of, vectors_enabled
+from axiom.vectors.lance_store import LanceStore
 
 KS = (1, 5, 10)
 DEPTH = 100
@@ -91,8 +103,6 @@ def _report_json(report: Report) -> dict[str, Any]:
 def _bar(total: int, unit: str, desc: str, enabled: bool) -> Any:
     if not enabled:
         return None
-    from tqdm import tqdm
-
     return tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, leave=False)
 
 
@@ -121,16 +131,6 @@ def evaluate_conversation(
     progress: bool = False,
     modes: Sequence[tuple[str, str, str]] = MODES,
 ) -> ConversationEval:
-    from axiom.config import AxiomConfig
-    from axiom.ingest.importer import import_paths
-    from axiom.outbox.writer import OutboxWriter
-    from axiom.pipeline.factory import configured_pipeline
-    from axiom.pipeline.process import process_session
-    from axiom.store.db import Database
-    from axiom.store.migrate import migrate
-    from axiom.vectors.config import embedding_version_of
-    from axiom.vectors.lance_store import LanceStore
-
     result = ConversationEval(file=str(path), name=conv.name)
     result.skipped_questions = conv.skipped_questions
     with tempfile.TemporaryDirectory(prefix="axiom-eval-") as tmp:
@@ -163,7 +163,7 @@ def evaluate_conversation(
             bar.close()
         result.seconds["process"] = time.perf_counter() - t0
         with db.read() as conn:
-            result.entries = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+            result.entries = count_entries(conn)
 
         t0 = time.perf_counter()
         store = LanceStore(config.lancedb_dir, embedding_version_of(embedder), embedder.dim)
@@ -358,8 +358,6 @@ def run_eval(
     on_conversation: Callable[[ConversationEval], None] | None = None,
 ) -> EvalReport:
     """Evaluate every conversation of `paths` (see the module docstring)."""
-    from axiom.vectors.config import configured_embedder, embedding_version_of, vectors_enabled
-
     if not paths:
         raise EvalError("no LoCoMo files given")
     for path in paths:

@@ -29,7 +29,13 @@ from typing import Any
 
 import duckdb
 
-from axiom.store.event_types import ENTRY_CREATED, SESSION_INGESTED
+from axiom.entries.queries import entry_title_and_build
+from axiom.ingest.session_queries import (
+    get_message_text_and_role,
+    message_text_hashes,
+    session_ingest_event_id,
+)
+from axiom.store.event_types import BUILD_STARTED, ENTRY_CREATED, SESSION_INGESTED
 from axiom.store.events import EventStore, StoredEvent
 
 PREFIX = "mem:"
@@ -252,31 +258,12 @@ def get_citation(
 ) -> Citation | None:
     """An entry's evidence span or a message citation (whole message), with its text.
 
-    The same query says whether the text is still the one cited (columns 12-14, read by
+    The row also says whether the text is still the one cited (columns 12-14, read by
     `_quoted_text`): for an entry span, the session's current ingest and the ingest its
     build processed; for a message citation, its quote hash when the message text no
-    longer has it. A current citation needs no other query.
+    longer has it. A current citation needs no other read.
     """
-    row = conn.execute(
-        "SELECT c.citation_id, c.entry_id, e.title, c.session_id, c.message_index, c.span_start,"
-        " c.span_end, c.method, c.confidence, m.text, m.role, c.created_at,"
-        " (SELECT s.ingest_event_id FROM sessions s WHERE s.session_id = c.session_id),"
-        " (SELECT json_extract_string(ev.payload_json, '$.ingest_event_id')"
-        "  FROM event_dedup d JOIN events ev ON ev.event_id = d.event_id"
-        "  WHERE d.dedupe_key = 'build_started:' || e.build_id),"
-        " NULL"
-        " FROM citations c LEFT JOIN entries e USING (entry_id)"
-        " LEFT JOIN messages m ON m.session_id = c.session_id AND m.message_index = c.message_index"
-        " WHERE c.citation_id = ?"
-        " UNION ALL"
-        " SELECT c.citation_id, NULL, NULL, c.session_id, c.message_index, 0, c.span_end,"
-        f" '{MESSAGE_METHOD}', 1.0, m.text, m.role, c.created_at, NULL, NULL,"
-        " CASE WHEN c.quote_hash IS DISTINCT FROM sha256(m.text) THEN c.quote_hash END"
-        " FROM message_citations c"
-        " LEFT JOIN messages m ON m.session_id = c.session_id AND m.message_index = c.message_index"
-        " WHERE c.citation_id = ?",
-        [normalize_citation_id(citation_id)] * 2,
-    ).fetchone()
+    row = _citation_row(conn, normalize_citation_id(citation_id))
     if row is None:
         return None
     text = row[9] or ""
@@ -304,6 +291,51 @@ def get_citation(
     )
 
 
+def _message_of(
+    conn: duckdb.DuckDBPyConnection, session_id: str, message_index: int
+) -> tuple[str | None, str | None]:
+    found = get_message_text_and_role(conn, session_id, message_index)
+    return (found[0], found[1]) if found else (None, None)
+
+
+def _citation_row(conn: duckdb.DuckDBPyConnection, citation_id: str) -> tuple[Any, ...] | None:
+    """`get_citation`'s row: the citation, its entry's title, the cited message's text and
+    role, and what `_quoted_text` needs; an entry span first, else a message citation."""
+    span = conn.execute(
+        "SELECT citation_id, entry_id, session_id, message_index, span_start, span_end, method,"
+        " confidence, created_at FROM citations WHERE citation_id = ?",
+        [citation_id],
+    ).fetchone()
+    if span is not None:
+        cid, entry_id, session_id, index, start, end, method, confidence, created = span
+        title, build_id = entry_title_and_build(conn, entry_id) or (None, None)
+        text, role = _message_of(conn, session_id, index)
+        built_on = None
+        if build_id is not None:
+            started = EventStore(conn).get_by_dedupe_key(f"{BUILD_STARTED}:{build_id}")
+            built_on = started.payload.get("ingest_event_id") if started else None
+        current_ingest = session_ingest_event_id(conn, session_id)
+        return (
+            cid, entry_id, title, session_id, index, start, end, method, confidence,
+            text, role, created, current_ingest, built_on, None,
+        )  # fmt: skip
+    whole = conn.execute(
+        "SELECT citation_id, session_id, message_index, span_end, quote_hash, created_at"
+        " FROM message_citations WHERE citation_id = ?",
+        [citation_id],
+    ).fetchone()
+    if whole is None:
+        return None
+    cid, session_id, index, end, quote_hash, created = whole
+    text, role = _message_of(conn, session_id, index)
+    now = message_text_hashes(conn, [(session_id, index)]).get((session_id, index))
+    changed = quote_hash if quote_hash != now else None
+    return (
+        cid, None, None, session_id, index, 0, end, MESSAGE_METHOD, 1.0,
+        text, role, created, None, None, changed,
+    )  # fmt: skip
+
+
 def _quoted_text(conn: duckdb.DuckDBPyConnection, row: Sequence[Any]) -> str | None:
     """The message text as it read when the citation was made, if that is not the stored
     one (the session was re-imported with changed text since); None when it is current.
@@ -323,12 +355,7 @@ def _quoted_text(conn: duckdb.DuckDBPyConnection, row: Sequence[Any]) -> str | N
     wanted = row[14]
     if wanted is None:
         return None
-    rows = conn.execute(
-        "SELECT event_id FROM events WHERE event_type = ? AND session_id = ?"
-        " ORDER BY ts DESC, event_id DESC",
-        [SESSION_INGESTED, session_id],
-    ).fetchall()
-    for (event_id,) in rows:
+    for event_id in store.ids_of_session(SESSION_INGESTED, session_id):
         ingest = store.get(event_id)
         text = _message_text(ingest, message_index) if ingest else None
         if text is not None and _text_hash(text) == wanted:
@@ -364,17 +391,23 @@ def message_citations(
     if not messages:
         return {}
     pairs = list(dict.fromkeys(messages))
-    rows = conn.execute(
-        "SELECT c.session_id, c.message_index, c.citation_id,"
-        " c.quote_hash = sha256(m.text) AS current"
+    found = conn.execute(
+        "SELECT c.session_id, c.message_index, c.citation_id, c.quote_hash, c.created_at"
         " FROM (SELECT unnest(?) AS sid, unnest(?) AS idx) w"
-        " JOIN message_citations c ON c.session_id = w.sid AND c.message_index = w.idx"
-        " LEFT JOIN messages m ON m.session_id = c.session_id"
-        "  AND m.message_index = c.message_index"
-        " ORDER BY current NULLS FIRST, c.created_at, c.citation_id",
+        " JOIN message_citations c ON c.session_id = w.sid AND c.message_index = w.idx",
         [[p[0] for p in pairs], [p[1] for p in pairs]],
     ).fetchall()
-    return {(sid, idx): cid for sid, idx, cid, _current in rows}  # the last row wins
+    now = message_text_hashes(conn, pairs)
+
+    def order(row: tuple[Any, ...]) -> tuple[int, Any, str]:
+        """Unknown first, then citations of an older text, then the current one."""
+        sid, idx, cid, quote_hash, created = row
+        text_hash = now.get((sid, idx))
+        current = 0 if quote_hash is None or text_hash is None else 1 + (quote_hash == text_hash)
+        return (current, created, cid)
+
+    rows = sorted(found, key=order)
+    return {(sid, idx): cid for sid, idx, cid, *_ in rows}  # the last row wins
 
 
 def first_citations(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -113,3 +114,71 @@ def session_ids_started_before(conn: duckdb.DuckDBPyConnection, before: datetime
         [before],
     ).fetchall()
     return [r[0] for r in rows]
+
+
+# --- reads for other packages: the CLI, stats, the outbox writer, citations ---------------
+
+
+def list_session_ids(conn: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every stored session id, in id order."""
+    rows = conn.execute("SELECT session_id FROM sessions ORDER BY session_id").fetchall()
+    return [r[0] for r in rows]
+
+
+def count_sessions(conn: duckdb.DuckDBPyConnection) -> int:
+    return conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+
+
+def count_messages(conn: duckdb.DuckDBPyConnection) -> int:
+    return conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+
+
+def messages_with_previous(
+    conn: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, int]]
+) -> list[tuple[Any, ...]]:
+    """(session_id, index, role, text, meta_json, ts or the session's start, previous
+    message's role, text, meta_json) of each stored message of `keys` (session, index)."""
+    return conn.execute(
+        "SELECT m.session_id, m.message_index, m.role, m.text, m.meta_json,"
+        " coalesce(m.ts, s.started_at), p.role, p.text, p.meta_json"
+        " FROM (SELECT unnest(?) AS sid, unnest(?) AS idx) k"
+        " JOIN messages m ON m.session_id = k.sid AND m.message_index = k.idx"
+        " LEFT JOIN messages p ON p.session_id = m.session_id"
+        "  AND p.message_index = m.message_index - 1"
+        " LEFT JOIN sessions s ON s.session_id = m.session_id",
+        [[k[0] for k in keys], [k[1] for k in keys]],
+    ).fetchall()
+
+
+def get_message_text_and_role(
+    conn: duckdb.DuckDBPyConnection, session_id: str, message_index: int
+) -> tuple[str, str] | None:
+    """(text, role) of one stored message, None when the session has no such message."""
+    return conn.execute(
+        "SELECT text, role FROM messages WHERE session_id = ? AND message_index = ?",
+        [session_id, message_index],
+    ).fetchone()
+
+
+def message_text_hashes(
+    conn: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, int]]
+) -> dict[tuple[str, int], str]:
+    """(session_id, index) -> sha256 hex of the stored message text, for the messages that
+    exist (how a citation tells whether the text it quoted is still the stored one)."""
+    if not keys:
+        return {}
+    rows = conn.execute(
+        "SELECT m.session_id, m.message_index, sha256(m.text)"
+        " FROM (SELECT unnest(?) AS sid, unnest(?) AS idx) k"
+        " JOIN messages m ON m.session_id = k.sid AND m.message_index = k.idx",
+        [[k[0] for k in keys], [k[1] for k in keys]],
+    ).fetchall()
+    return {(sid, idx): digest for sid, idx, digest in rows if digest is not None}
+
+
+def session_ingest_event_id(conn: duckdb.DuckDBPyConnection, session_id: str) -> str | None:
+    """The ingest event the session's stored messages come from (None: no such session)."""
+    row = conn.execute(
+        "SELECT ingest_event_id FROM sessions WHERE session_id = ?", [session_id]
+    ).fetchone()
+    return row[0] if row else None

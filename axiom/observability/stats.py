@@ -6,31 +6,22 @@ from typing import Any
 
 import duckdb
 
+from axiom.entries.queries import count_entries, count_entries_by_stage
+from axiom.ingest.session_queries import count_messages, count_sessions
+from axiom.outbox.queries import count_jobs_by_status
+from axiom.store.events import EventStore
+from axiom.store.projection import count_projection_errors
+
 STAGES = ("raw", "working", "candidate", "verified", "certified")
-OUTBOX_STATUSES = ("pending", "processing", "done", "failed")
-
-
-def _grouped(conn: duckdb.DuckDBPyConnection, sql: str, keys: tuple[str, ...]) -> dict[str, int]:
-    counts = dict.fromkeys(keys, 0)
-    for key, n in conn.execute(sql).fetchall():
-        counts[key] = n
-    return counts
 
 
 def collect_stats(conn: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    def scalar(sql: str) -> int:
-        return conn.execute(sql).fetchone()[0]
-
     return {
-        "events": scalar("SELECT count(*) FROM events"),
-        "sessions": scalar("SELECT count(*) FROM sessions"),
-        "messages": scalar("SELECT count(*) FROM messages"),
-        "entries": scalar("SELECT count(*) FROM entries"),
-        "entries_by_stage": _grouped(
-            conn, "SELECT stage, count(*) FROM entries GROUP BY stage", STAGES
-        ),
-        "projection_errors": scalar("SELECT count(*) FROM projection_errors"),
-        "outbox_by_status": _grouped(
-            conn, "SELECT status, count(*) FROM vector_outbox GROUP BY status", OUTBOX_STATUSES
-        ),
+        "events": EventStore(conn).count(),
+        "sessions": count_sessions(conn),
+        "messages": count_messages(conn),
+        "entries": count_entries(conn),
+        "entries_by_stage": {**dict.fromkeys(STAGES, 0), **count_entries_by_stage(conn)},
+        "projection_errors": count_projection_errors(conn),
+        "outbox_by_status": count_jobs_by_status(conn),
     }

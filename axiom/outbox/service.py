@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from axiom.config import AxiomConfig
+from axiom.outbox.queries import count_jobs_by_status, top_errors
 from axiom.outbox.writer import DrainReport, OutboxWriter, ReconcileReport
 from axiom.settings import DEFAULT_OUTBOX_BATCH_SIZE, Settings
 from axiom.store.db import Database
@@ -17,7 +19,7 @@ from axiom.vectors.config import (
     configured_embedding_version,
 )
 from axiom.vectors.embedder import Embedder, Kind
-from axiom.vectors.lance_store import LanceStore
+from axiom.vectors.lance_store import LanceStore, LanceStoreError
 
 # Jobs per claim for the writer the CLI and Celery run (`AXIOM_OUTBOX_BATCH_SIZE`). On
 # 2 cores the model is the bottleneck; what a batch adds around it — three short DuckDB
@@ -105,3 +107,23 @@ def drain_outbox(db: Database, max_seconds: float | None = None) -> DrainReport:
 
 def reconcile_outbox(db: Database) -> ReconcileReport:
     return configured_writer(db, load_model=False).reconcile()
+
+
+def outbox_status(db: Database, config: AxiomConfig | None = None) -> dict[str, Any]:
+    """Jobs by status and the most frequent errors of the configured embedding version,
+    and the rows its LanceDB table holds (or the error opening it)."""
+    store = configured_store(config)
+    with db.read() as conn:
+        by_status = count_jobs_by_status(conn, store.embedding_version)
+        errors = top_errors(conn, store.embedding_version)
+    try:
+        rows: int | str = store.count_rows()
+    except LanceStoreError as exc:
+        rows = f"error: {exc}"
+    return {
+        "embedding_version": store.embedding_version,
+        "table": store.table_name,
+        "jobs": by_status,
+        "lancedb_rows": rows,
+        "top_errors": [{"error": e, "jobs": n} for e, n in errors],
+    }

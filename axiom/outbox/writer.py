@@ -40,6 +40,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from axiom.entries.queries import entries_to_embed
+from axiom.ingest.session_queries import messages_with_previous
 from axiom.store.db import Database
 from axiom.vectors.config import context_rows_enabled, embedding_version_of
 from axiom.vectors.embedder import Embedder
@@ -459,11 +461,7 @@ class OutboxWriter:
 
 def _load_entries(conn: Any, jobs: Sequence[Job]) -> list[dict[str, Any]]:
     by_id = {job.item_id: job for job in jobs}
-    found = conn.execute(
-        "SELECT entry_id, title, content_json, created_ts, session_id FROM entries"
-        " WHERE entry_id IN (SELECT unnest(?))",
-        [list(by_id)],
-    ).fetchall()
+    found = entries_to_embed(conn, list(by_id))
     rows = []
     for entry_id, title, content_json, created_ts, session_id in found:
         content = json.loads(content_json).get("content") if content_json else ""
@@ -490,16 +488,7 @@ def _load_messages(conn: Any, jobs: Sequence[Job]) -> list[dict[str, Any]]:
             keys[(session_id, int(index))] = job
     if not keys:
         return []
-    found = conn.execute(
-        "SELECT m.session_id, m.message_index, m.role, m.text, m.meta_json,"
-        " coalesce(m.ts, s.started_at), p.role, p.text, p.meta_json"
-        " FROM (SELECT unnest(?) AS sid, unnest(?) AS idx) k"
-        " JOIN messages m ON m.session_id = k.sid AND m.message_index = k.idx"
-        " LEFT JOIN messages p ON p.session_id = m.session_id"
-        "  AND p.message_index = m.message_index - 1"
-        " LEFT JOIN sessions s ON s.session_id = m.session_id",
-        [[k[0] for k in keys], [k[1] for k in keys]],
-    ).fetchall()
+    found = messages_with_previous(conn, list(keys))
     rows = []
     for session_id, index, role, text, meta_json, ts, p_role, p_text, p_meta in found:
         if not text or not text.strip():

@@ -15,6 +15,7 @@ import functools
 
 from axiom.config import AxiomConfig
 from axiom.evidence.aligner import EvidenceAligner
+from axiom.extract.llm import LLMExtractor
 from axiom.extract.rules import RuleExtractor
 from axiom.pipeline.process import Extractor, Pipeline
 from axiom.pipeline.task_vectors import TaskVectors
@@ -26,14 +27,13 @@ from axiom.vectors.config import (
     shared_embedder,
     vectors_enabled,
 )
+from axiom.vectors.lance_store import LanceStore
 
 
 def configured_extractor(settings: Settings | None = None) -> Extractor:
     settings = settings or Settings.from_env()
     if not settings.llm_url:
         return RuleExtractor()
-    from axiom.extract.llm import LLMExtractor
-
     return LLMExtractor(
         base_url=settings.llm_url,
         model=settings.llm_model,
@@ -58,8 +58,6 @@ def configured_task_vectors(config: AxiomConfig) -> TaskVectors | None:
     the model only once a task row exists (`shared_embedder`: once per process)."""
     if not (vectors_enabled() and task_vectors_enabled()):
         return None
-    from axiom.vectors.lance_store import LanceStore
-
     store = LanceStore(config.lancedb_dir, configured_embedding_version(), configured_dim())
     return TaskVectors(store, functools.partial(shared_embedder, configured_embedder_name()))
 

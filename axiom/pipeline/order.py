@@ -26,6 +26,7 @@ import duckdb
 
 from axiom.ingest.timestamps import parse_timestamp
 from axiom.store.event_types import SESSION_INGESTED
+from axiom.store.events import EventStore
 
 __all__ = ["chronological", "session_starts"]
 
@@ -41,15 +42,15 @@ def session_starts(
     ids = list(dict.fromkeys(session_ids))
     if not ids:
         return {}
-    rows = conn.execute(
-        "SELECT session_id,"
-        " json_extract_string(payload_json, '$.transcript.started_at'),"
-        " json_extract_string(payload_json, '$.transcript.messages[*].timestamp'),"
-        " json_extract_string(payload_json, '$.transcript.meta.path')"
-        " FROM events WHERE event_type = ? AND list_contains(?, session_id)"
-        " QUALIFY row_number() OVER (PARTITION BY session_id ORDER BY ts DESC, event_id DESC) = 1",
-        [SESSION_INGESTED, ids],
-    ).fetchall()
+    rows = EventStore(conn).latest_fields_per_session(
+        SESSION_INGESTED,
+        ids,
+        (
+            "$.transcript.started_at",
+            "$.transcript.messages[*].timestamp",
+            "$.transcript.meta.path",
+        ),
+    )
     out: dict[str, tuple[datetime | None, str]] = {}
     for session_id, started_at, stamps, path in rows:
         times = [t for t in map(parse_timestamp, [started_at, *(stamps or [])]) if t is not None]

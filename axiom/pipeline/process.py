@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
+import axiom.projections
 from axiom.builds.projector import BuildSpec, StageMetric
 from axiom.conflicts.detector import (
     COMPARED_TYPES,
@@ -158,12 +159,7 @@ def _short_hash(text: str) -> str:
 
 
 def latest_ingest(conn: duckdb.DuckDBPyConnection, session_id: str) -> StoredEvent | None:
-    row = conn.execute(
-        "SELECT event_id FROM events WHERE event_type = ? AND session_id = ?"
-        " ORDER BY ts DESC, event_id DESC LIMIT 1",
-        [SESSION_INGESTED, session_id],
-    ).fetchone()
-    return EventStore(conn).get(row[0]) if row else None
+    return EventStore(conn).latest_of_session(SESSION_INGESTED, session_id)
 
 
 def _build_succeeded(conn: duckdb.DuckDBPyConnection, build_id: str) -> bool:
@@ -367,9 +363,8 @@ def process_session(
         report.metrics = timer.metrics
         writer.finished(report)
         if project:
-            from axiom.projections import all_projectors
-
-            for projector in all_projectors():
+            # Looked up at call time (the module, not the name), so a test can add a projector.
+            for projector in axiom.projections.all_projectors():
                 run_projector(conn, projector)
         report.events_appended = writer.appended
 
@@ -499,14 +494,13 @@ class _BuildWriter:
         by_key = {
             f"{e.type}:{normalize_title(e.title)}": e.entry_id for e in outcome.extraction.entries
         }
-        rows = self.conn.execute(
-            "SELECT json_extract_string(c.payload_json, '$.entry_id'),"
-            " json_extract_string(c.payload_json, '$.canonical_key'),"
-            " json_extract_string(b.payload_json, '$.ingest_event_id')"
-            " FROM events c JOIN events b ON b.event_type = ? AND b.build_id = c.build_id"
-            " WHERE c.event_type = ? AND c.session_id = ? ORDER BY c.ts, c.event_id",
-            [BUILD_STARTED, ENTRY_CREATED, self.session_id],
-        ).fetchall()
+        rows = EventStore(self.conn).fields_with_build_event(
+            ENTRY_CREATED,
+            self.session_id,
+            ("entry_id", "canonical_key"),
+            BUILD_STARTED,
+            ("ingest_event_id",),
+        )
         if all(built_on == ingest_id for _, _, built_on in rows):
             # Nothing from an earlier ingest: nothing to supersede, and an entry to
             # reactivate was always created on another ingest. Skip reading statuses.
@@ -527,15 +521,10 @@ class _BuildWriter:
 
     def _statuses(self, entry_ids: list[str]) -> dict[str, tuple[str, bool]]:
         """entry id -> (status after its last status change, set by a re-ingest?)."""
-        rows = self.conn.execute(
-            "SELECT payload_json FROM events WHERE event_type = ?"
-            " AND json_extract_string(payload_json, '$.entry_id') IN (SELECT unnest(?))"
-            " ORDER BY ts, event_id",
-            [ENTRY_STATUS_CHANGED, list(dict.fromkeys(entry_ids))],
-        ).fetchall()
+        changes = EventStore(self.conn).about_any("entry_id", entry_ids, (ENTRY_STATUS_CHANGED,))
         out: dict[str, tuple[str, bool]] = {}
-        for (raw,) in rows:
-            p = json.loads(raw)
+        for change in changes:
+            p = change.payload
             out[p["entry_id"]] = (p["to"], "ingest_event_id" in p)
         return out
 

@@ -253,3 +253,76 @@ class EventStore:
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM events").fetchone()[0]
+
+    def about_any(
+        self, field_name: str, values: Sequence[str], types: Sequence[str]
+    ) -> list[StoredEvent]:
+        """Events of `types` whose payload's `field_name` is one of `values`, oldest first."""
+        marks = ", ".join("?" for _ in types)
+        rows = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM events WHERE event_type IN ({marks})"
+            f" AND json_extract_string(payload_json, '$.{field_name}') IN (SELECT unnest(?))"
+            " ORDER BY ts, event_id",
+            [*types, list(dict.fromkeys(values))],
+        ).fetchall()
+        return [_row_to_event(row) for row in rows]
+
+    def count_about(self, field_name: str, value: str, event_type: str) -> int:
+        """How many events of `event_type` have `field_name == value` in their payload."""
+        return self.conn.execute(
+            "SELECT count(*) FROM events WHERE event_type = ?"
+            f" AND json_extract_string(payload_json, '$.{field_name}') = ?",
+            [event_type, value],
+        ).fetchone()[0]
+
+    def latest_of_session(self, event_type: str, session_id: str) -> StoredEvent | None:
+        """The newest event of `event_type` in the session."""
+        row = self.conn.execute(
+            "SELECT event_id FROM events WHERE event_type = ? AND session_id = ?"
+            " ORDER BY ts DESC, event_id DESC LIMIT 1",
+            [event_type, session_id],
+        ).fetchone()
+        return self.get(row[0]) if row else None
+
+    def latest_fields_per_session(
+        self, event_type: str, session_ids: Sequence[str], paths: Sequence[str]
+    ) -> list[tuple[Any, ...]]:
+        """(session_id, *values at the JSON `paths`) of the newest event of `event_type` of
+        each session; reads only those values out of the payloads (a path with `[*]`
+        gives a list)."""
+        fields = "".join(f", json_extract_string(payload_json, '{path}')" for path in paths)
+        return self.conn.execute(
+            f"SELECT session_id{fields}"
+            " FROM events WHERE event_type = ? AND list_contains(?, session_id)"
+            " QUALIFY row_number() OVER (PARTITION BY session_id ORDER BY ts DESC, event_id DESC)"
+            " = 1",
+            [event_type, list(session_ids)],
+        ).fetchall()
+
+    def fields_with_build_event(
+        self,
+        event_type: str,
+        session_id: str,
+        fields: Sequence[str],
+        build_event_type: str,
+        build_fields: Sequence[str],
+    ) -> list[tuple[str | None, ...]]:
+        """Payload `fields` of each event of `event_type` in the session, followed by the
+        `build_fields` of the `build_event_type` event of the same build, oldest first."""
+        own = [f"json_extract_string(c.payload_json, '$.{name}')" for name in fields]
+        build = [f"json_extract_string(b.payload_json, '$.{name}')" for name in build_fields]
+        return self.conn.execute(
+            f"SELECT {', '.join(own + build)}"
+            " FROM events c JOIN events b ON b.event_type = ? AND b.build_id = c.build_id"
+            " WHERE c.event_type = ? AND c.session_id = ? ORDER BY c.ts, c.event_id",
+            [build_event_type, event_type, session_id],
+        ).fetchall()
+
+    def ids_of_session(self, event_type: str, session_id: str) -> list[str]:
+        """Ids of the session's events of `event_type`, newest first (read them lazily)."""
+        rows = self.conn.execute(
+            "SELECT event_id FROM events WHERE event_type = ? AND session_id = ?"
+            " ORDER BY ts DESC, event_id DESC",
+            [event_type, session_id],
+        ).fetchall()
+        return [r[0] for r in rows]

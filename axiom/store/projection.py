@@ -100,6 +100,18 @@ def record_error(
     )
 
 
+def projection_error_of(conn: duckdb.DuckDBPyConnection, event_id: str) -> str | None:
+    """The error a projector recorded for the event, if any (the first one)."""
+    row = conn.execute(
+        "SELECT error FROM projection_errors WHERE event_id = ?", [event_id]
+    ).fetchone()
+    return row[0] if row else None
+
+
+def count_projection_errors(conn: duckdb.DuckDBPyConnection) -> int:
+    return conn.execute("SELECT count(*) FROM projection_errors").fetchone()[0]
+
+
 def _transaction_usable(conn: duckdb.DuckDBPyConnection) -> bool:
     try:
         conn.execute("SELECT 1").fetchone()

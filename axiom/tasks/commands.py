@@ -22,7 +22,7 @@ import duckdb
 from axiom.store.db import Database
 from axiom.store.event_types import CONDITION_RESOLVED_TO
 from axiom.store.events import EventStore, NewEvent, StoredEvent
-from axiom.store.projection import run_projector, write_projecting
+from axiom.store.projection import projection_error_of, run_projector, write_projecting
 from axiom.tasks.events import digest
 from axiom.tasks.projector import RESOLVES_TO, TaskProjector
 from axiom.tasks.queries import ResolvedCondition, list_resolved_conditions
@@ -88,11 +88,7 @@ def resolve_condition(
     ).fetchone()
     if reachable is not None:
         raise TaskCommandError(f"{target_id} already resolves to {condition_id}: that is a cycle")
-    previous = conn.execute(
-        "SELECT count(*) FROM events WHERE event_type = ?"
-        " AND json_extract_string(payload_json, '$.condition_id') = ?",
-        [CONDITION_RESOLVED_TO, condition_id],
-    ).fetchone()[0]
+    previous = EventStore(conn).count_about("condition_id", condition_id, CONDITION_RESOLVED_TO)
     payload = {
         "condition_id": condition_id,
         "target_id": target_id,
@@ -139,10 +135,7 @@ def resolve_condition_in(
 
     def work(conn: duckdb.DuckDBPyConnection) -> tuple[StoredEvent, list[ResolvedCondition]]:
         event = resolve_condition(conn, condition_id, target_id, reason=note.strip(), actor=actor)
-        failed = conn.execute(
-            "SELECT error FROM projection_errors WHERE event_id = ?", [event.event_id]
-        ).fetchone()
-        if failed is not None:
+        if projection_error_of(conn, event.event_id) is not None:
             return event, []
         return event, list_resolved_conditions(conn, condition_id=condition_id)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import duckdb
 
+from axiom.entries.queries import entry_sources
 from axiom.store.event_types import (
     TASK_BLOCKERS_SET,
     TASK_CREATED,
@@ -415,6 +416,24 @@ def task_history(conn: duckdb.DuckDBPyConnection, task_id: str) -> list[HistoryE
     ]
 
 
+def _evidence_rows(
+    conn: duckdb.DuckDBPyConnection, task_id: str
+) -> list[tuple[str, str | None, str | None, str | None]]:
+    """(entry_id, session_id, title, stage) of the task's evidence edges, oldest first; an
+    entry no longer stored keeps the session its edge recorded."""
+    edges = conn.execute(
+        "SELECT src_id, json_extract_string(meta_json, '$.session_id') FROM edges"
+        " WHERE dst_id = ? AND rel_type = ? ORDER BY created_at, src_id",
+        [task_id, EVIDENCE_OF],
+    ).fetchall()
+    sources = entry_sources(conn, [src for src, _ in edges])
+    rows = []
+    for src, edge_session in edges:
+        session_id, title, stage = sources.get(src, (None, None, None))
+        rows.append((src, session_id if session_id is not None else edge_session, title, stage))
+    return rows
+
+
 def get_task(conn: duckdb.DuckDBPyConnection, task_ref: str) -> TaskDetail | None:
     """Snapshot, blockers (declared, effective, suggested), evidence and full history."""
     task_id = find_task_id(conn, task_ref)
@@ -424,12 +443,7 @@ def get_task(conn: duckdb.DuckDBPyConnection, task_ref: str) -> TaskDetail | Non
         f"SELECT {_TASK_COLS} FROM entities e WHERE e.entity_id = ?", [task_id]
     ).fetchone()
     summary = _summary(row)
-    evidence_rows = conn.execute(
-        "SELECT x.src_id, coalesce(n.session_id, json_extract_string(x.meta_json, '$.session_id')),"
-        " n.title, n.stage FROM edges x LEFT JOIN entries n ON n.entry_id = x.src_id"
-        " WHERE x.dst_id = ? AND x.rel_type = ? ORDER BY x.created_at, x.src_id",
-        [task_id, EVIDENCE_OF],
-    ).fetchall()
+    evidence_rows = _evidence_rows(conn, task_id)
     blocking_rows = conn.execute(
         f"SELECT {_TASK_COLS} FROM entities e WHERE e.entity_type = 'task' AND e.entity_id IN ("
         " SELECT v.task_id FROM v_task_blockers_effective v"

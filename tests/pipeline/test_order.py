@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from axiom.cli.pipeline import process_sessions
 from axiom.ingest.importer import import_paths
+from axiom.pipeline.batch import process_sessions
 from axiom.pipeline.order import chronological, session_starts
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
