@@ -42,13 +42,13 @@ import pyarrow as pa
 from axiom.entries.projector import ENTRY_CREATED
 from axiom.ingest.session_projector import SESSION_INGESTED
 from axiom.ingest.transcript import Transcript
-from axiom.store.events import StoredEvent
-from axiom.tasks.state import TASK_CREATED, TASK_TITLE_CHANGED
-from axiom.vectors.lance_store import (
+from axiom.outbox.documents import (
     document_text_for_entry,
     document_text_for_message,
     document_text_for_task,
 )
+from axiom.store.events import StoredEvent
+from axiom.tasks.state import TASK_CREATED, TASK_TITLE_CHANGED
 
 OUTBOX_EVENT_TYPES = (SESSION_INGESTED, ENTRY_CREATED, TASK_CREATED, TASK_TITLE_CHANGED)
 
