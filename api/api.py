@@ -13,7 +13,7 @@ from api.docs import OfflineSwagger
 from api.errors import NotFound
 from api.routers import entries, health, search, sessions, tasks
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound
-from axiom.retrieval.search import QueryError, SearchUnavailable
+from axiom.retrieval.query import QueryError, SearchUnavailable
 from axiom.store.db import DatabaseMissing
 from axiom.tasks.commands import TaskCommandError, UnknownEntity
 

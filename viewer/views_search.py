@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 
-from axiom.retrieval.search import MODES, QueryError, SearchUnavailable
+from axiom.retrieval.query import MODES, QueryError, SearchUnavailable
 from config.stores import get_search_service
 from viewer.views import _fragment_wanted
 

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from axiom.evaluation.retrieval import ConversationEval
-from axiom.retrieval.search import MAX_K, MODES, QueryError, SearchService, SearchUnavailable
+from axiom.retrieval.query import MAX_K, MODES, QueryError, SearchUnavailable
+from axiom.retrieval.search import SearchService
 
 
 def cmd_search(args: argparse.Namespace) -> int:
