@@ -17,7 +17,7 @@ from axiom.agent.intake import HookRejected
 from axiom.conflicts.commands import ConflictCommandError, ConflictNotFound
 from axiom.forgetting.forget import ForgetError
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound
-from axiom.retrieval.search import QueryError, SearchUnavailable
+from axiom.retrieval.query import QueryError, SearchUnavailable
 from axiom.store.db import DatabaseMissing
 from axiom.store.timepoints import TimepointError
 from axiom.tasks.commands import TaskCommandError, UnknownEntity

@@ -54,11 +54,12 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from axiom.config import AxiomConfig  # noqa: E402
+from axiom.outbox.documents import document_text_for_entry  # noqa: E402
 from axiom.retrieval.search import SearchService  # noqa: E402
 from axiom.store.db import Database  # noqa: E402
 from axiom.store.migrate import migrate  # noqa: E402
 from axiom.vectors.config import configured_embedder, embedding_version_of  # noqa: E402
-from axiom.vectors.lance_store import LanceStore, document_text_for_entry  # noqa: E402
+from axiom.vectors.lance_store import LanceStore  # noqa: E402
 
 _WORDS_TEXT = """
 redis postgres duckdb lancedb celery django htmx ninja migration schema index vector

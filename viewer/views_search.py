@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
-from axiom.retrieval.search import MODES, QueryError, SearchUnavailable
+from axiom.retrieval.query import MODES, QueryError, SearchUnavailable
 from config.stores import get_search_service
 from viewer.rendering import render_page
 

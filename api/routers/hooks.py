@@ -16,7 +16,7 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 
 from axiom.agent.intake import accept
-from axiom.retrieval.search import SearchError
+from axiom.retrieval.query import SearchError
 from axiom.settings import Settings
 from config.stores import get_database, get_search_service
 

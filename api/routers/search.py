@@ -10,7 +10,7 @@ from ninja import Field, Query, Router, Schema
 
 from api.errors import NotFound
 from axiom.retrieval.disclosure import MAX_BUDGET, details, disclose, parse_hit_id, timeline
-from axiom.retrieval.search import MAX_K, QueryError
+from axiom.retrieval.query import MAX_K, QueryError
 from config.stores import get_database, get_search_service
 
 router = Router(tags=["search"])

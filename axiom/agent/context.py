@@ -36,7 +36,7 @@ from axiom.retrieval.confidence import relevance, tier_for
 from axiom.vectors.lexical import DEFAULT_ANALYZER
 
 if TYPE_CHECKING:
-    from axiom.retrieval.search import SearchHit
+    from axiom.retrieval.results import SearchHit
 
 POOL = 2_000  # entries a full-text fallback scores
 MAX_MEMORIES = 5

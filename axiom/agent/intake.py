@@ -20,7 +20,8 @@ from axiom.agent.context import (
 )
 from axiom.agent.spool import scrub
 from axiom.ingest.importer import import_paths
-from axiom.retrieval.search import SearchError, SearchService
+from axiom.retrieval.query import SearchError
+from axiom.retrieval.search import SearchService
 from axiom.store.db import Database
 
 IMPORTING_EVENTS = frozenset({"PostToolUse", "Stop", "SessionEnd"})

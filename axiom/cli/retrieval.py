@@ -11,7 +11,8 @@ from pathlib import Path
 from axiom.config import AxiomConfig
 from axiom.evaluation.retrieval import ConversationEval, EvalError, run_eval
 from axiom.retrieval.disclosure import disclose
-from axiom.retrieval.search import MAX_K, MODES, QueryError, SearchService, SearchUnavailable
+from axiom.retrieval.query import MAX_K, MODES, QueryError, SearchUnavailable
+from axiom.retrieval.search import SearchService
 from axiom.store.migrate import open_database
 
 

@@ -220,3 +220,73 @@ def entry_title_and_build(
     return conn.execute(
         "SELECT title, build_id FROM entries WHERE entry_id = ?", [entry_id]
     ).fetchone()
+
+
+# --- reads for search and disclosure (axiom.retrieval) -------------------------------------
+
+
+@dataclass(frozen=True)
+class EntryRankFacts:
+    """What search's rerank needs of an entry: narrow columns, read for hundreds of
+    candidates at once (at 100k entries the lookup is a scan, and wide columns cost double)."""
+
+    entry_id: str
+    stage: str
+    status: str | None
+    session_id: str | None
+    created_ts: datetime
+
+
+@dataclass(frozen=True)
+class EntryHeadline:
+    """An entry's type, title and evidence items, for a search hit's summary and citation."""
+
+    entry_id: str
+    entry_type: str
+    title: str
+    evidence: list[dict[str, Any]] | None  # None when the stored evidence is unreadable
+
+
+def entry_rank_facts(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> list[EntryRankFacts]:
+    """Stage, status, session and creation time of each existing entry of `entry_ids`."""
+    if not entry_ids:
+        return []
+    rows = conn.execute(
+        "SELECT entry_id, stage, status, session_id, created_ts FROM entries"
+        " WHERE entry_id IN (SELECT unnest(?))",
+        [entry_ids],
+    ).fetchall()
+    return [EntryRankFacts(*row) for row in rows]
+
+
+def entry_headlines(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> list[EntryHeadline]:
+    """Type, title and evidence of each existing entry of `entry_ids`."""
+    if not entry_ids:
+        return []
+    rows = conn.execute(
+        "SELECT entry_id, entry_type, title, evidence_json FROM entries"
+        " WHERE entry_id IN (SELECT unnest(?))",
+        [entry_ids],
+    ).fetchall()
+    return [
+        EntryHeadline(eid, etype, title, _evidence_or_none(ev)) for eid, etype, title, ev in rows
+    ]
+
+
+def get_entries(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, EntryRow]:
+    """entry_id -> the entry, for each existing entry of `entry_ids` (one read)."""
+    if not entry_ids:
+        return {}
+    rows = conn.execute(
+        f"SELECT {_COLS} FROM entries WHERE entry_id IN (SELECT unnest(?))",
+        [list(dict.fromkeys(entry_ids))],
+    ).fetchall()
+    return {row.entry_id: row for row in map(_row, rows)}
+
+
+def _evidence_or_none(evidence_json: str | None) -> list[dict[str, Any]] | None:
+    try:
+        evidence = json.loads(evidence_json) if evidence_json else []
+    except (TypeError, ValueError):
+        return None
+    return evidence if isinstance(evidence, list) else None

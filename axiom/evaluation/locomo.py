@@ -19,9 +19,10 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from axiom.ingest.locomo import format_session_day
 
 RETRIEVAL_CATEGORIES = frozenset({1, 2, 3, 4})
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -69,25 +70,6 @@ class Conversation:
 def normalize_dia_id(raw: str) -> list[str]:
     """Every "D<s>:<t>" id inside `raw`, canonicalized ("D8:6; D9:17" -> two ids, "D3:05" -> "D3:5")."""
     return [f"D{int(s)}:{int(t)}" for s, t in _DIA_ID.findall(str(raw))]
-
-
-def parse_session_date(raw: str) -> datetime | None:
-    """Parse LoCoMo's "1:56 pm on 8 May, 2023"; None when the text has another shape."""
-    text = " ".join(raw.replace(",", " ").split())
-    for fmt in ("%I:%M %p on %d %B %Y", "%I:%M %p on %d %b %Y", "%d %B %Y"):
-        try:
-            return datetime.strptime(text, fmt)
-        except ValueError:
-            continue
-    return None
-
-
-def format_date(raw: str) -> str:
-    """A compact day-level date ("8 May 2023") for document text, or the raw text."""
-    parsed = parse_session_date(raw)
-    if parsed is None:
-        return raw.strip()
-    return f"{parsed.day} {parsed.strftime('%B %Y')}"
 
 
 def _caption(turn: dict[str, Any]) -> str:
@@ -192,7 +174,7 @@ def turn_text(
     """
     parts: list[str] = []
     if date and turn.session_date:
-        parts.append(f"[{format_date(turn.session_date)}]")
+        parts.append(f"[{format_session_day(turn.session_date)}]")
     body = turn.text
     if caption and turn.image_caption:
         body = f"{body} [image: {turn.image_caption}]".strip()

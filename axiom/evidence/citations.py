@@ -420,3 +420,37 @@ def first_citations(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> di
         [list(dict.fromkeys(entry_ids))],
     ).fetchall()
     return dict(rows)
+
+
+def citations_for_entries(
+    conn: duckdb.DuckDBPyConnection, entry_ids: list[str]
+) -> dict[str, list[str]]:
+    """entry_id -> its citation ids (message order, then span start); one read."""
+    if not entry_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT entry_id, citation_id FROM citations WHERE entry_id IN (SELECT unnest(?))"
+        " ORDER BY message_index, span_start",
+        [list(dict.fromkeys(entry_ids))],
+    ).fetchall()
+    out: dict[str, list[str]] = {}
+    for eid, cid in rows:
+        out.setdefault(eid, []).append(cid)
+    return out
+
+
+def span_citations(
+    conn: duckdb.DuckDBPyConnection, entry_ids: list[str]
+) -> dict[str, dict[str, str]]:
+    """entry_id -> {span_key: citation_id} of its aligned evidence; one read."""
+    if not entry_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT entry_id, span_key, citation_id FROM citations"
+        " WHERE entry_id IN (SELECT unnest(?))",
+        [list(dict.fromkeys(entry_ids))],
+    ).fetchall()
+    out: dict[str, dict[str, str]] = {}
+    for eid, key, cid in rows:
+        out.setdefault(eid, {})[key] = cid
+    return out

@@ -86,6 +86,15 @@ def parse_session_date(raw: str) -> datetime | None:
     return None
 
 
+def format_session_day(raw: str) -> str:
+    """A day-level date for document text ("1:56 pm on 8 May, 2023" → "8 May 2023"), or
+    the raw text stripped when it has another shape."""
+    parsed = parse_session_date(raw)
+    if parsed is None:
+        return raw.strip()
+    return f"{parsed.day} {parsed.strftime('%B %Y')}"
+
+
 def _caption(turn: dict[str, Any]) -> str:
     caption = turn.get("blip_caption")
     if isinstance(caption, list):

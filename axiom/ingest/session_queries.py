@@ -182,3 +182,111 @@ def session_ingest_event_id(conn: duckdb.DuckDBPyConnection, session_id: str) ->
         "SELECT ingest_event_id FROM sessions WHERE session_id = ?", [session_id]
     ).fetchone()
     return row[0] if row else None
+
+
+# --- reads for search and disclosure (axiom.retrieval) -------------------------------------
+
+MessageKey = tuple[str, int]  # (session_id, message_index)
+
+
+def session_starts(
+    conn: duckdb.DuckDBPyConnection, session_ids: list[str]
+) -> dict[str, datetime | None]:
+    """session_id -> its start time, for each existing session of `session_ids`."""
+    if not session_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT session_id, started_at FROM sessions WHERE session_id IN (SELECT unnest(?))",
+        [list(dict.fromkeys(session_ids))],
+    ).fetchall()
+    return dict(rows)
+
+
+def message_times(
+    conn: duckdb.DuckDBPyConnection, keys: list[MessageKey]
+) -> dict[MessageKey, datetime | None]:
+    """(session_id, index) -> the message's time, else its session's start, for each
+    existing message of `keys`."""
+    if not keys:
+        return {}
+    rows = conn.execute(
+        "SELECT m.session_id, m.message_index, coalesce(m.ts, s.started_at)"
+        " FROM (SELECT unnest(?) AS sid, unnest(?) AS idx) w"
+        " JOIN messages m ON m.session_id = w.sid AND m.message_index = w.idx"
+        " LEFT JOIN sessions s ON s.session_id = m.session_id",
+        [[k[0] for k in keys], [k[1] for k in keys]],
+    ).fetchall()
+    return {(sid, idx): ts for sid, idx, ts in rows}
+
+
+@dataclass(frozen=True)
+class MessageText:
+    """A message's role, text and meta: what a search hit shows of it."""
+
+    role: str
+    text: str
+    meta: dict[str, Any]
+
+
+def message_texts(
+    conn: duckdb.DuckDBPyConnection, keys: list[MessageKey]
+) -> dict[MessageKey, MessageText]:
+    """(session_id, index) -> role, text and meta, for each existing message of `keys`."""
+    if not keys:
+        return {}
+    rows = conn.execute(
+        "SELECT m.session_id, m.message_index, m.role, m.text, m.meta_json"
+        " FROM (SELECT unnest(?) AS sid, unnest(?) AS idx) w"
+        " JOIN messages m ON m.session_id = w.sid AND m.message_index = w.idx",
+        [[k[0] for k in keys], [k[1] for k in keys]],
+    ).fetchall()
+    return {
+        (sid, idx): MessageText(role, text, json.loads(meta_json) if meta_json else {})
+        for sid, idx, role, text, meta_json in rows
+    }
+
+
+@dataclass(frozen=True)
+class WindowMessage:
+    """One message of a session window (disclosure's timeline and detail layers)."""
+
+    session_id: str
+    index: int
+    role: str
+    text: str
+    ts: datetime | None
+    meta: dict[str, Any]
+
+
+def message_windows(
+    conn: duckdb.DuckDBPyConnection, windows: list[tuple[str, int, int]]
+) -> dict[str, list[WindowMessage]]:
+    """session_id -> its messages whose index lies in any (session_id, first, last) window
+    of `windows`, in index order; one read for all windows."""
+    if not windows:
+        return {}
+    rows = conn.execute(
+        "SELECT DISTINCT m.session_id, m.message_index, m.role, m.text, m.ts, m.meta_json"
+        " FROM (SELECT unnest(?) AS sid, unnest(?) AS lo, unnest(?) AS hi) w"
+        " JOIN messages m ON m.session_id = w.sid AND m.message_index BETWEEN w.lo AND w.hi"
+        " ORDER BY m.session_id, m.message_index",
+        [[w[0] for w in windows], [w[1] for w in windows], [w[2] for w in windows]],
+    ).fetchall()
+    out: dict[str, list[WindowMessage]] = {}
+    for sid, idx, role, text, ts, meta_json in rows:
+        meta = json.loads(meta_json) if meta_json else {}
+        out.setdefault(sid, []).append(WindowMessage(sid, idx, role, text, ts, meta))
+    return out
+
+
+def get_sessions(
+    conn: duckdb.DuckDBPyConnection, session_ids: list[str]
+) -> dict[str, SessionSummary]:
+    """session_id -> its summary, for each existing session of `session_ids` (one read)."""
+    if not session_ids:
+        return {}
+    rows = conn.execute(
+        f"SELECT {_SUMMARY_COLS} FROM sessions WHERE session_id IN (SELECT unnest(?))",
+        [list(dict.fromkeys(session_ids))],
+    ).fetchall()
+    return {row[0]: SessionSummary(*row) for row in rows}

@@ -24,7 +24,8 @@ from axiom.config import AxiomConfig
 from axiom.evidence.citations import get_citation
 from axiom.retrieval.confidence import relevance
 from axiom.retrieval.disclosure import details, index_item, parse_hit_id, timeline
-from axiom.retrieval.search import MAX_K, MODES, SearchService
+from axiom.retrieval.query import MAX_K, MODES
+from axiom.retrieval.search import SearchService
 from axiom.store.migrate import open_database
 
 SERVER_NAME = "axiom"

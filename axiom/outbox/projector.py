@@ -40,6 +40,11 @@ import duckdb
 import pyarrow as pa
 
 from axiom.ingest.transcript import Transcript
+from axiom.outbox.documents import (
+    document_text_for_entry,
+    document_text_for_message,
+    document_text_for_task,
+)
 from axiom.store.event_types import (
     ENTRY_CREATED,
     SESSION_INGESTED,
@@ -47,11 +52,6 @@ from axiom.store.event_types import (
     TASK_TITLE_CHANGED,
 )
 from axiom.store.events import StoredEvent
-from axiom.vectors.lance_store import (
-    document_text_for_entry,
-    document_text_for_message,
-    document_text_for_task,
-)
 
 OUTBOX_EVENT_TYPES = (SESSION_INGESTED, ENTRY_CREATED, TASK_CREATED, TASK_TITLE_CHANGED)
 

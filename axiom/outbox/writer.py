@@ -42,6 +42,12 @@ from typing import Any
 
 from axiom.entries.queries import entries_to_embed
 from axiom.ingest.session_queries import messages_with_previous
+from axiom.outbox.documents import (
+    document_text_for_context,
+    document_text_for_entry,
+    document_text_for_message,
+    document_text_for_task,
+)
 from axiom.store.db import Database
 from axiom.vectors.config import context_rows_enabled, embedding_version_of
 from axiom.vectors.embedder import Embedder
@@ -49,10 +55,6 @@ from axiom.vectors.lance_store import (
     LanceStore,
     LanceStoreError,
     context_row_id,
-    document_text_for_context,
-    document_text_for_entry,
-    document_text_for_message,
-    document_text_for_task,
     entry_row_id,
     message_row_id,
     task_row_id,

@@ -18,7 +18,9 @@ whose detail fits the remaining budget (a hit that does not fit is skipped, a sm
 further down may still fit); (3) likewise the timeline. So a small budget gives the top
 hits' index lines, a medium one adds what the best hits say, a large one their context.
 An agent can also ask for one layer of one hit: `timeline(conn, hit_id)`,
-`details(conn, hit_id)`.
+`details(conn, hit_id)`. The rows of every layer of every hit are read at once
+(`read_hit_rows`: a fixed handful of queries through each table's owner, not a query per
+hit), after the search itself.
 """
 
 from __future__ import annotations
@@ -30,8 +32,21 @@ from typing import Any
 
 import duckdb
 
-from axiom.evidence.citations import citations_for_entry, message_citations
-from axiom.retrieval.search import SearchHit, SearchResult, speaker_of, summarize_text
+from axiom.entries.queries import EntryRow, get_entries
+from axiom.evidence.citations import (
+    citations_for_entries,
+    message_citations,
+    span_citations,
+    span_key,
+)
+from axiom.ingest.session_queries import (
+    SessionSummary,
+    WindowMessage,
+    get_sessions,
+    message_windows,
+)
+from axiom.retrieval.query import QueryError
+from axiom.retrieval.results import SearchHit, SearchResult, speaker_of, summarize_text
 from axiom.store.db import Database
 
 TIMELINE_BEFORE, TIMELINE_AFTER = 3, 3
@@ -77,23 +92,64 @@ def index_item(hit: SearchHit) -> dict[str, Any]:
     }
 
 
-# --- layer 2 --------------------------------------------------------------------------------
+# --- one read for every hit -----------------------------------------------------------------
 
 
-def _anchor(conn: duckdb.DuckDBPyConnection, hit_id: str) -> tuple[str, int] | None:
-    kind, entry_id, sid, index = parse_hit_id(hit_id)
-    if kind == "message":
-        return sid, index  # type: ignore[return-value]
-    row = conn.execute(
-        "SELECT session_id, evidence_json FROM entries WHERE entry_id = ?", [entry_id]
-    ).fetchone()
-    if row is None:
+@dataclass
+class HitRows:
+    """Everything layers 2 and 3 show of a set of hits, read at once: their entries, the
+    messages around each hit's place, the sessions, and the citations of all of them."""
+
+    entries: dict[str, EntryRow] = field(default_factory=dict)
+    windows: dict[str, list[WindowMessage]] = field(default_factory=dict)
+    sessions: dict[str, SessionSummary] = field(default_factory=dict)
+    message_cites: dict[tuple[str, int], str] = field(default_factory=dict)
+    entry_cites: dict[str, list[str]] = field(default_factory=dict)
+    span_cites: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def anchor(self, hit_id: str) -> tuple[str, int] | None:
+        """A message hit's own place; an entry's first evidence message."""
+        kind, entry_id, sid, index = parse_hit_id(hit_id)
+        if kind == "message":
+            return sid, index  # type: ignore[return-value]
+        entry = self.entries.get(entry_id or "")
+        if entry is None:
+            return None
+        for ev in entry.evidence:
+            if ev.get("message_index") is not None:
+                return ev.get("session_id") or entry.session_id, int(ev["message_index"])  # type: ignore[return-value]
         return None
-    evidence = json.loads(row[1]) if row[1] else []
-    for ev in evidence:
-        if ev.get("message_index") is not None:
-            return ev.get("session_id") or row[0], int(ev["message_index"])
-    return None
+
+    def messages(self, sid: str, first: int, last: int) -> list[WindowMessage]:
+        return [m for m in self.windows.get(sid, []) if first <= m.index <= last]
+
+
+def read_hit_rows(
+    conn: duckdb.DuckDBPyConnection,
+    hit_ids: list[str],
+    before: int = TIMELINE_BEFORE,
+    after: int = TIMELINE_AFTER,
+) -> HitRows:
+    """The rows of `hit_ids` and of their timelines: a fixed number of queries, whatever
+    the number of hits."""
+    parsed = [parse_hit_id(h) for h in hit_ids]
+    entry_ids = [eid for kind, eid, _s, _i in parsed if kind == "entry" and eid]
+    rows = HitRows(entries=get_entries(conn, entry_ids))
+    anchors = [a for a in map(rows.anchor, hit_ids) if a is not None]
+    rows.windows = message_windows(conn, [(sid, i - before, i + after) for sid, i in anchors])
+    sids = [sid for sid, _i in anchors] + [
+        e.session_id for e in rows.entries.values() if e.session_id
+    ]
+    rows.sessions = get_sessions(conn, sids)
+    keys = [(m.session_id, m.index) for window in rows.windows.values() for m in window]
+    rows.message_cites = message_citations(conn, keys)
+    found = list(rows.entries)
+    rows.entry_cites = citations_for_entries(conn, found)
+    rows.span_cites = span_citations(conn, found)
+    return rows
+
+
+# --- layer 2 --------------------------------------------------------------------------------
 
 
 def timeline(
@@ -104,40 +160,45 @@ def timeline(
     max_chars: int = TIMELINE_CHARS,
 ) -> dict[str, Any] | None:
     """The messages around a hit in its session; None when the hit has no session place."""
-    anchor = _anchor(conn, hit_id)
+    rows = read_hit_rows(conn, [hit_id], before, after)
+    return timeline_of(rows, hit_id, before, after, max_chars)
+
+
+def timeline_of(
+    rows: HitRows,
+    hit_id: str,
+    before: int = TIMELINE_BEFORE,
+    after: int = TIMELINE_AFTER,
+    max_chars: int = TIMELINE_CHARS,
+) -> dict[str, Any] | None:
+    """`timeline` from rows read already (`read_hit_rows`)."""
+    anchor = rows.anchor(hit_id)
     if anchor is None:
         return None
     sid, index = anchor
-    rows = conn.execute(
-        "SELECT message_index, role, text, ts, meta_json FROM messages"
-        " WHERE session_id = ? AND message_index BETWEEN ? AND ? ORDER BY message_index",
-        [sid, index - before, index + after],
-    ).fetchall()
-    if not rows:
+    window = rows.messages(sid, index - before, index + after)
+    if not window:
         return None
-    session = conn.execute(
-        "SELECT title, started_at FROM sessions WHERE session_id = ?", [sid]
-    ).fetchone()
-    cites = message_citations(conn, [(sid, r[0]) for r in rows])
-    messages = []
-    for idx, role, text, ts, meta_json in rows:
-        meta = json.loads(meta_json) if meta_json else {}
-        messages.append(
-            {
-                "index": idx,
-                "speaker": speaker_of(role, meta),
-                "role": role,
-                "text": _cut(text or "", max_chars),
-                "ts": ts.isoformat() if ts else None,
-                "citation": cites.get((sid, idx)),
-                "hit": idx == index,
-            }
-        )
+    session = rows.sessions.get(sid)
+    messages = [
+        {
+            "index": m.index,
+            "speaker": speaker_of(m.role, m.meta),
+            "role": m.role,
+            "text": _cut(m.text or "", max_chars),
+            "ts": m.ts.isoformat() if m.ts else None,
+            "citation": rows.message_cites.get((sid, m.index)),
+            "hit": m.index == index,
+        }
+        for m in window
+    ]
     return {
         "id": hit_id,
         "session_id": sid,
-        "session_title": session[0] if session else None,
-        "session_started_at": session[1].isoformat() if session and session[1] else None,
+        "session_title": session.title if session else None,
+        "session_started_at": (
+            session.started_at.isoformat() if session and session.started_at else None
+        ),
         "anchor_index": index,
         "messages": messages,
     }
@@ -150,52 +211,45 @@ def details(
     conn: duckdb.DuckDBPyConnection, hit_id: str, max_chars: int = DETAIL_CHARS
 ) -> dict[str, Any] | None:
     """Everything about one hit: an entry with its evidence and citations, or a message."""
+    return details_of(read_hit_rows(conn, [hit_id], 0, 0), hit_id, max_chars)
+
+
+def details_of(rows: HitRows, hit_id: str, max_chars: int = DETAIL_CHARS) -> dict[str, Any] | None:
+    """`details` from rows read already (`read_hit_rows`)."""
     kind, entry_id, sid, index = parse_hit_id(hit_id)
     if kind == "entry":
-        return _entry_detail(conn, entry_id, max_chars)  # type: ignore[arg-type]
-    row = conn.execute(
-        "SELECT m.role, m.text, m.ts, m.meta_json, s.title, s.started_at, s.project"
-        " FROM messages m LEFT JOIN sessions s USING (session_id)"
-        " WHERE m.session_id = ? AND m.message_index = ?",
-        [sid, index],
-    ).fetchone()
-    if row is None:
+        return _entry_detail(rows, entry_id, max_chars)  # type: ignore[arg-type]
+    found = rows.messages(sid, index, index)  # type: ignore[arg-type]
+    if not found:
         return None
-    role, text, ts, meta_json, title, started, project = row
-    meta = json.loads(meta_json) if meta_json else {}
-    text = text or ""
+    message = found[0]
+    session = rows.sessions.get(sid)  # type: ignore[arg-type]
+    started = session.started_at if session else None
+    text = message.text or ""
+    when = message.ts or started
     return {
         "id": hit_id,
         "kind": "message",
         "session_id": sid,
         "message_index": index,
-        "session_title": title,
-        "project": project,
-        "speaker": speaker_of(role, meta),
-        "role": role,
-        "ts": (ts or started).isoformat() if (ts or started) else None,
+        "session_title": session.title if session else None,
+        "project": session.project if session else None,
+        "speaker": speaker_of(message.role, message.meta),
+        "role": message.role,
+        "ts": when.isoformat() if when else None,
         "text": text[:max_chars],
         "truncated": len(text) > max_chars,
         "chars": len(text),
-        "meta": meta,
-        "citation": message_citations(conn, [(sid, index)]).get((sid, index)),  # type: ignore[list-item]
+        "meta": message.meta,
+        "citation": rows.message_cites.get((sid, index)),  # type: ignore[arg-type]
     }
 
 
-def _entry_detail(
-    conn: duckdb.DuckDBPyConnection, entry_id: str, max_chars: int
-) -> dict[str, Any] | None:
-    from axiom.entries.queries import get_entry
-    from axiom.evidence.citations import span_key
-
-    entry = get_entry(conn, entry_id)
+def _entry_detail(rows: HitRows, entry_id: str, max_chars: int) -> dict[str, Any] | None:
+    entry = rows.entries.get(entry_id)
     if entry is None:
         return None
-    spans = dict(
-        conn.execute(
-            "SELECT span_key, citation_id FROM citations WHERE entry_id = ?", [entry_id]
-        ).fetchall()
-    )
+    spans = rows.span_cites.get(entry_id, {})
     evidence = []
     for ev in entry.evidence:
         aligned = bool(ev.get("aligned")) and ev.get("span_start") is not None
@@ -226,7 +280,7 @@ def _entry_detail(
         "session_id": entry.session_id,
         "created_ts": entry.created_ts.isoformat(),
         "evidence": evidence,
-        "citations": citations_for_entry(conn, entry_id),
+        "citations": rows.entry_cites.get(entry_id, []),
     }
 
 
@@ -303,8 +357,6 @@ class Disclosure:
 def disclose(db: Database, result: SearchResult, budget: int) -> Disclosure:
     """Choose layers for `result.hits` under `budget` tokens (see the module docstring)."""
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
-        from axiom.retrieval.search import QueryError
-
         raise QueryError(f"budget must be a whole number of tokens from 1 to {MAX_BUDGET}")
     out = Disclosure(budget=budget)
     for hit in result.hits:
@@ -318,22 +370,23 @@ def disclose(db: Database, result: SearchResult, budget: int) -> Disclosure:
     if not out.items:
         return out
     with db.read() as conn:
-        for item in out.items:
-            detail = details(conn, item.id)
-            if detail is None:
-                continue
-            cost = tokens_of(detail)
-            if out.used + cost <= budget:
-                item.detail, item.tokens, out.used = detail, item.tokens + cost, out.used + cost
-                item.layers.append(3)
-        for item in out.items:
-            line = timeline(conn, item.id)
-            if line is None:
-                continue
-            cost = tokens_of(line)
-            if out.used + cost <= budget:
-                item.timeline, item.tokens, out.used = line, item.tokens + cost, out.used + cost
-                item.layers.insert(1, 2)
+        rows = read_hit_rows(conn, [item.id for item in out.items])
+    for item in out.items:
+        detail = details_of(rows, item.id)
+        if detail is None:
+            continue
+        cost = tokens_of(detail)
+        if out.used + cost <= budget:
+            item.detail, item.tokens, out.used = detail, item.tokens + cost, out.used + cost
+            item.layers.append(3)
+    for item in out.items:
+        line = timeline_of(rows, item.id)
+        if line is None:
+            continue
+        cost = tokens_of(line)
+        if out.used + cost <= budget:
+            item.timeline, item.tokens, out.used = line, item.tokens + cost, out.used + cost
+            item.layers.insert(1, 2)
     return out
 
 

@@ -31,7 +31,7 @@ turn)]; results were stable for candidate depths from 20 to 1000.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -142,3 +142,11 @@ def blend(
         )
         hits.append(FusedHit(doc_id, sum(parts), ranks, parts))
     return _sorted(hits, {d: i for i, d in enumerate(ids)})
+
+
+def fuse(views: Mapping[str, Ranked], names: Sequence[str], fusion: str) -> list[FusedHit]:
+    """The named views fused the named way: "rrf" (k=60), else a "minmax" or "zscore" blend."""
+    lists = [views.get(name, []) for name in names]
+    if fusion == "rrf":
+        return rrf(lists, k=60.0)
+    return blend(lists, norm="minmax" if fusion == "minmax" else "zscore")

@@ -11,7 +11,7 @@ kind            string, not null               ``entry`` | ``message`` | ``conte
 entry_id        string, null                   the entry (kind entry)
 session_id      string, null                   the session (kinds message, context; entries carry theirs too)
 message_index   int32, null                    the message's index in its session (kinds message, context)
-text            string, not null               exactly what was embedded (see the ``document_text_for_*`` helpers)
+text            string, not null               exactly what was embedded (``axiom.outbox.documents`` decides it)
 lex_terms       string, not null               ``DEFAULT_ANALYZER`` terms of ``text``, space-joined; FTS-indexed
 ts              timestamp[us], null            naive UTC; for recency (message time, else its session's start; entry creation; task's last change)
 vector          fixed_size_list<float32>[dim]  L2-normalized embedding of ``text``
@@ -46,15 +46,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from axiom.ingest.locomo import parse_session_date
 from axiom.vectors.lexical import DEFAULT_ANALYZER, Analyzer, LanceLexicalIndex
 
 TABLE_PREFIX = "memories_"
 # A `context` row is written with its message by the same job: the previous message of the
-# session and the message (`document_text_for_context`), so search finds a reply through
+# session and the message (`axiom.outbox.documents`), so search finds a reply through
 # the turn it answers (axiom.retrieval.search, views lexical_ctx / dense_ctx).
 KINDS = ("entry", "message", "task", "context")
-MAX_DOCUMENT_CHARS = 16_000  # the embedder reads ~256 tokens; FTS gets the first 16k chars
 LEX_COLUMN = "lex_terms"
 VECTOR_COLUMN = "vector"
 # optimize() keeps older versions this long, for readers still on them.
@@ -91,69 +89,6 @@ def context_row_id(session_id: str, index: int) -> str:
 
 def task_row_id(task_id: str) -> str:
     return f"task:{task_id}"
-
-
-# --- document text: what gets embedded and indexed --------------------------------------
-
-
-def _cap(text: str) -> str:
-    return text if len(text) <= MAX_DOCUMENT_CHARS else text[:MAX_DOCUMENT_CHARS]
-
-
-def _squash(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def document_text_for_entry(title: str, content: str) -> str:
-    """`"<title>\\n<content>"`; just the content when it already contains the title (the
-    rule extractor often titles an entry with its own first sentence), just the title when
-    there is no content."""
-    title = " ".join((title or "").split())
-    content = (content or "").strip()
-    if not content:
-        return _cap(title)
-    if not title or _squash(title) in _squash(content):
-        return _cap(content)
-    return _cap(f"{title}\n{content}")
-
-
-def _day(raw: Any) -> str | None:
-    if not isinstance(raw, str) or not raw.strip():
-        return None
-    parsed = parse_session_date(raw)
-    return f"{parsed.day} {parsed.strftime('%B %Y')}" if parsed else raw.strip()
-
-
-def document_text_for_message(role: str, text: str, meta: Mapping[str, Any] | None) -> str:
-    """`"<speaker> (<day>): <text>"`, e.g. `"Caroline (8 May 2023): I went to a LGBTQ support
-    group yesterday"`; `"<speaker>: <text>"` without a date.
-
-    The speaker is `meta["speaker"]` (LoCoMo), else `meta["name"]` (generic JSON), else the
-    role; the day comes from `meta["session_date"]` ("1:56 pm on 8 May, 2023" → "8 May
-    2023"). On the LoCoMo dev set, MiniLM with this text found the evidence turn in the top
-    10 for 0.56 of questions (recall@10; MRR 0.34), against 0.45 with the speaker only,
-    0.43 with "[8 May 2023] Caroline: …" and 0.24 with the bare turn: questions name people
-    and times ("When did Caroline …"). A LoCoMo photo's caption is already in `text`.
-    """
-    meta = meta or {}
-    speaker = next(
-        (str(v).strip() for v in (meta.get("speaker"), meta.get("name")) if v and str(v).strip()),
-        role,
-    )
-    day = _day(meta.get("session_date"))
-    head = f"{speaker} ({day})" if day else speaker
-    return _cap(f"{head}: {text.strip()}")
-
-
-def document_text_for_context(previous: str | None, own: str) -> str:
-    """`"<previous message's document text>\n<own document text>"`; just `own` for the
-    first message of a session or after a message without text. On LoCoMo dev, adding
-    this view (lexical and dense) to the own-text views raised recall@5 by ~0.06-0.09."""
-    return _cap(f"{previous}\n{own}") if previous else own
-
-
-def document_text_for_task(title: str) -> str:
-    return _cap(" ".join((title or "").split()))
 
 
 # --- the store ----------------------------------------------------------------------------

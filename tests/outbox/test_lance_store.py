@@ -17,9 +17,6 @@ from axiom.store.db import Database
 from axiom.vectors.lance_store import (
     LanceStore,
     LanceStoreError,
-    document_text_for_entry,
-    document_text_for_message,
-    document_text_for_task,
     table_name,
 )
 from tests.outbox.support import by_status, jobs, session
@@ -173,26 +170,3 @@ def test_a_drain_into_a_corrupt_table_fails_its_batch_with_the_reason(
     (error,) = {e for (e,) in jobs(db, "error")}
     assert error.startswith("LanceStoreError: LanceDB table ")
     assert "corrupt or incomplete" in error
-
-
-def test_document_text_for_locomo_messages_names_speaker_and_day() -> None:
-    meta = {"speaker": "Caroline", "session_date": "1:56 pm on 8 May, 2023", "dia_id": "D1:3"}
-    assert (
-        document_text_for_message("user", "I went to a support group yesterday.", meta)
-        == "Caroline (8 May 2023): I went to a support group yesterday."
-    )
-    assert document_text_for_message("assistant", " Fixed it. ", {}) == "assistant: Fixed it."
-    assert document_text_for_message("user", "hi", {"name": "bob"}) == "bob: hi"
-    assert document_text_for_message("user", "x" * 20_000, None).endswith("x")
-    assert len(document_text_for_message("user", "x" * 20_000, None)) == 16_000
-
-
-def test_document_text_for_entries_and_tasks() -> None:
-    assert document_text_for_entry("Use RRF", "We fuse with RRF, k=60.") == (
-        "Use RRF\nWe fuse with RRF, k=60."
-    )
-    assert document_text_for_entry("Ship on Friday", "Decision: ship on  friday.") == (
-        "Decision: ship on  friday."
-    )
-    assert document_text_for_entry("Only a title", "") == "Only a title"
-    assert document_text_for_task("  Add   retries ") == "Add retries"

@@ -13,7 +13,8 @@ from axiom.retrieval.disclosure import (
     timeline,
     tokens_of,
 )
-from axiom.retrieval.search import QueryError, SearchService
+from axiom.retrieval.query import QueryError
+from axiom.retrieval.search import SearchService
 
 
 def test_tokens_are_a_quarter_of_the_characters() -> None:

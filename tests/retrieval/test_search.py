@@ -11,18 +11,15 @@ import pytest
 from axiom.evidence.citations import get_citation
 from axiom.projections import project_all
 from axiom.retrieval.fusion import blend
-from axiom.retrieval.search import (
-    MAX_QUERY_CHARS,
-    QueryError,
-    SearchService,
-    SearchUnavailable,
+from axiom.retrieval.query import MAX_QUERY_CHARS, QueryError, SearchUnavailable, validate_query
+from axiom.retrieval.scoring import (
     recency_factor,
     stage_weight,
     status_penalty,
     term_coverage,
     tier_for,
-    validate_query,
 )
+from axiom.retrieval.search import SearchService
 from axiom.store.db import Database
 from axiom.store.event_types import ENTRY_STATUS_CHANGED
 from axiom.store.events import EventStore, NewEvent

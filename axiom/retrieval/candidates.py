@@ -1,0 +1,211 @@
+"""Step 1 of a search: candidate rows from the LanceDB table, split into four views.
+
+Each modality is one LanceDB query (`2 x per_source` rows: own rows and context rows); its
+rows are split by `kind` into an *own* view (the document's own row) and a *context* view
+(the message with the turn before it; an entry's own row stands in both). See
+`axiom.retrieval.search` for the views and what each is for.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from axiom.retrieval.query import SEARCHABLE_KINDS, SearchUnavailable
+from axiom.vectors.lance_store import LanceStore, LanceStoreError
+
+if TYPE_CHECKING:
+    from lancedb.table import Table
+
+PER_SOURCE = 100
+# What a candidate row brings back (not its text: the hit's text comes from DuckDB).
+ROW_COLUMNS = ["id", "kind", "entry_id", "session_id", "message_index", "ts"]
+
+Row = dict[str, Any]  # one LanceDB result row, as LanceDB returns it
+View = list[tuple[Hashable, float]]  # (document id, score), best first
+
+
+@dataclass
+class Doc:
+    """What the candidate lists told about one document."""
+
+    id: str
+    kind: str
+    entry_id: str | None = None
+    session_id: str | None = None
+    message_index: int | None = None
+    ts: datetime | None = None
+    own_terms: str | None = None
+    raw: dict[str, float] = field(default_factory=dict)  # view -> BM25 score or cosine
+    ranks: dict[str, int] = field(default_factory=dict)
+
+
+def doc_id_of(row: Row) -> str | None:
+    """The document a LanceDB row stands for (a context row stands for its message)."""
+    kind = row.get("kind")
+    if kind == "entry":
+        return f"entry:{row['entry_id']}"
+    if kind in ("message", "context"):
+        return f"message:{row['session_id']}:{row['message_index']}"
+    return None
+
+
+def split_views(
+    rows: list[Row],
+    kinds: Sequence[str],
+    score: Callable[[Row], float],
+    own_view: str,
+    ctx_view: str,
+    docs: dict[str, Doc],
+    per_source: int,
+) -> dict[str, View]:
+    """One modality's rows (best first) -> its own and context views, top `per_source` each."""
+    own: View = []
+    ctx: View = []
+    for row in rows:
+        kind = row.get("kind")
+        doc_kind = "message" if kind == "context" else kind
+        if doc_kind not in kinds:
+            continue
+        doc_id = doc_id_of(row)
+        if doc_id is None:
+            continue
+        value = score(row)
+        doc = docs.get(doc_id)
+        if doc is None:
+            doc = docs[doc_id] = Doc(
+                id=doc_id,
+                kind=str(doc_kind),
+                entry_id=row.get("entry_id") if doc_kind == "entry" else None,
+                session_id=row.get("session_id"),
+                message_index=row.get("message_index") if doc_kind == "message" else None,
+            )
+        if kind != "context":
+            doc.ts = row.get("ts") or doc.ts
+            doc.own_terms = row.get("lex_terms", doc.own_terms)
+            if len(own) < per_source and own_view not in doc.ranks:
+                own.append((doc_id, value))
+                doc.raw[own_view] = value
+                doc.ranks[own_view] = len(own)
+        elif doc.ts is None:
+            doc.ts = row.get("ts")
+        # An entry has no context row: its own row stands in the context view too.
+        if kind in ("context", "entry") and len(ctx) < per_source and ctx_view not in doc.ranks:
+            ctx.append((doc_id, value))
+            doc.raw[ctx_view] = value
+            doc.ranks[ctx_view] = len(ctx)
+    return {own_view: own, ctx_view: ctx}
+
+
+def lexical_views(
+    rows: list[Row], kinds: Sequence[str], docs: dict[str, Doc], per_source: int
+) -> dict[str, View]:
+    return split_views(
+        rows, kinds, lambda r: float(r["_score"]), "lexical_own", "lexical_ctx", docs, per_source
+    )
+
+
+def dense_views(
+    rows: list[Row], kinds: Sequence[str], docs: dict[str, Doc], per_source: int
+) -> dict[str, View]:
+    return split_views(
+        rows,
+        kinds,
+        lambda r: 1.0 - float(r["_distance"]),
+        "dense_own",
+        "dense_ctx",
+        docs,
+        per_source,
+    )
+
+
+def kind_filter(kinds: Sequence[str]) -> str | None:
+    """The LanceDB `where` for `kinds`; None for every searchable kind."""
+    if set(kinds) == set(SEARCHABLE_KINDS):
+        return None  # everything but tasks: cheaper to drop the few task rows afterwards
+    row_kinds = set(kinds) | ({"context"} if "message" in kinds else set())
+    if "entry" in kinds:
+        row_kinds.add("entry")
+    return "kind IN (" + ", ".join(f"'{kd}'" for kd in sorted(row_kinds)) + ")"
+
+
+class CandidateSource:
+    """The LanceDB table of one store, opened once and reopened after a read fails (the
+    writer may have rebuilt it); safe to share between threads."""
+
+    def __init__(self, store: LanceStore, per_source: int = PER_SOURCE, nprobes: int = 32) -> None:
+        self.store = store
+        self.per_source = per_source
+        self.nprobes = nprobes
+        self._table: Table | None = None
+        self._lock = threading.Lock()
+
+    def table(self) -> Table:
+        with self._lock:
+            if self._table is None:
+                self._table = self._open_table()
+            return self._table
+
+    def _open_table(self) -> Table:
+        try:
+            return self.store.open_table_for_read()
+        except LanceStoreError as exc:
+            raise SearchUnavailable(f"search index unavailable: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - anything LanceDB raises on a bad directory
+            raise SearchUnavailable(
+                f"search index unavailable: cannot open {self.store.table_path}:"
+                f" {exc.__class__.__name__}: {exc}"
+            ) from exc
+
+    def lexical_rows(
+        self, table: Table, terms: list[str], kinds: Sequence[str]
+    ) -> tuple[list[Row], float]:
+        """BM25 rows for `terms` (own and context rows), and the milliseconds it took."""
+        # lancedb is heavy to import: loaded on the first full-text query, not with the module.
+        from lancedb.query import MatchQuery
+
+        t0 = time.perf_counter()
+        builder = table.search(
+            MatchQuery(" ".join(terms), self.store.lexical.column), query_type="fts"
+        )
+        where = kind_filter(kinds)
+        if where:
+            builder = builder.where(where, prefilter=True)
+        columns = [*ROW_COLUMNS, "lex_terms", "_score"]
+        rows = self._run(lambda: builder.limit(2 * self.per_source).select(columns).to_list())
+        return rows, elapsed_ms(t0)
+
+    def dense_rows(self, table: Table, vector: np.ndarray, kinds: Sequence[str]) -> list[Row]:
+        """Nearest rows to `vector` by cosine (own and context rows)."""
+        builder = (
+            table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
+            .distance_type("cosine")
+            .nprobes(self.nprobes)
+        )
+        where = kind_filter(kinds)
+        if where:
+            builder = builder.where(where, prefilter=True)
+        columns = [*ROW_COLUMNS, "_distance"]
+        return self._run(lambda: builder.limit(2 * self.per_source).select(columns).to_list())
+
+    def _run(self, fn: Callable[[], list[Row]]) -> list[Row]:
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 - LanceDB raises many kinds on bad files
+            with self._lock:
+                self._table = None  # reopen next time (the writer may have rebuilt it)
+            raise SearchUnavailable(
+                f"search index unreadable ({self.store.table_path}):"
+                f" {exc.__class__.__name__}: {exc}. If it is corrupt, move it aside and run"
+                " `python -m axiom reconcile` so the writer rebuilds it."
+            ) from exc
+
+
+def elapsed_ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000.0
