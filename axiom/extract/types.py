@@ -241,9 +241,33 @@ class TaskFields:
         )
 
 
+FACT_FIELDS: tuple[str, ...] = ("subject", "value", "previous_value", "negated")
+
+
+@dataclass(frozen=True)
+class FactFields:
+    """What a fact or decision states, for conflict detection across sessions.
+
+    `subject` is who or what the statement is about ("Caroline", "rate limit of the api",
+    "payments-service datastore"); `value` the stated value ("100 per minute",
+    "PostgreSQL"); `previous_value` the value a change replaced ("switched from A to B"
+    → previous "A", value "B"); `negated` marks a denial ("no longer uses A" → previous
+    "A", value None, negated). All None/False when the rule did not state them.
+    """
+
+    subject: str | None = None
+    value: str | None = None
+    previous_value: str | None = None
+    negated: bool = False
+
+
 @dataclass(frozen=True)
 class ExtractedEntry:
-    """One proposed memory: what it says (`title`, `content`) and where it came from."""
+    """One proposed memory: what it says (`title`, `content`) and where it came from.
+
+    `subject`, `value`, `previous_value` and `negated` are the `FactFields` (see there);
+    events written before they existed read back as None/False.
+    """
 
     entry_id: str
     type: EntryType
@@ -251,6 +275,10 @@ class ExtractedEntry:
     content: str
     evidence: tuple[ExtractedEvidence, ...]
     task: TaskFields | None = None
+    subject: str | None = None
+    value: str | None = None
+    previous_value: str | None = None
+    negated: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.entry_id, str) or not self.entry_id:
@@ -264,6 +292,11 @@ class ExtractedEntry:
             raise ValueError("evidence must be a tuple of ExtractedEvidence")
         if self.task is not None and not isinstance(self.task, TaskFields):
             raise ValueError("task must be TaskFields or None")
+        for name in FACT_FIELDS[:3]:
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a string or None")
+        if not isinstance(self.negated, bool):
+            raise ValueError("negated must be a bool")
 
     @classmethod
     def create(
@@ -274,9 +307,12 @@ class ExtractedEntry:
         content: str,
         evidence: tuple[ExtractedEvidence, ...],
         task: TaskFields | None = None,
+        fact: FactFields | None = None,
     ) -> ExtractedEntry:
-        """Build an entry whose id is derived with `make_entry_id`."""
+        """Build an entry whose id is derived with `make_entry_id` (the fact fields do not
+        enter the id, so adding them never changes an entry's identity)."""
         first = evidence[0].message_index if evidence else None
+        fact = fact or FactFields()
         return cls(
             entry_id=make_entry_id(session_id, type, title, first),
             type=type,
@@ -284,7 +320,23 @@ class ExtractedEntry:
             content=content,
             evidence=evidence,
             task=task,
+            subject=fact.subject,
+            value=fact.value,
+            previous_value=fact.previous_value,
+            negated=fact.negated,
         )
+
+    def fact_json(self) -> dict[str, Any]:
+        """The fact fields that are set (subject, value, previous_value, negated when true).
+
+        Absent keys mean "not stated", so payloads of entries without them stay as they were.
+        """
+        data: dict[str, Any] = {
+            name: getattr(self, name) for name in FACT_FIELDS[:3] if getattr(self, name) is not None
+        }
+        if self.negated:
+            data["negated"] = True
+        return data
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -294,6 +346,7 @@ class ExtractedEntry:
             "content": self.content,
             "evidence": [e.to_json() for e in self.evidence],
             "task": self.task.to_json() if self.task is not None else None,
+            **self.fact_json(),
         }
 
     @classmethod
@@ -311,6 +364,10 @@ class ExtractedEntry:
             content=_require_str(data, "content", "entry"),
             evidence=tuple(ExtractedEvidence.from_json(e) for e in evidence),
             task=TaskFields.from_json(task) if task is not None else None,
+            subject=data.get("subject"),
+            value=data.get("value"),
+            previous_value=data.get("previous_value"),
+            negated=data.get("negated", False),
         )
 
 

@@ -554,6 +554,7 @@ class _BuildWriter:
                 "canonical_key": canonical_key,
                 "evidence": evidence,
                 "embedding_version": self.pipeline.embedding_version,
+                **entry.fact_json(),  # subject/value/previous_value/negated, when stated
             },
             eid,
         )
