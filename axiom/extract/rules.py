@@ -54,11 +54,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from axiom.extract.facts import FactMatch, clause, find_decision_fields, find_fact
 from axiom.extract.types import (
     EntryType,
     ExtractedEntry,
     ExtractedEvidence,
     ExtractionResult,
+    FactFields,
     TaskFields,
     TaskInputProblem,
     TaskPriority,
@@ -512,6 +514,7 @@ class _Run:
         self.problems_seen: set[tuple[str, str, str]] = set()
         self.views: list[_View] = []
         self.sequence = 0
+        self.facts_said: set[tuple[str, str | None, str | None, str | None, bool]] = set()
 
     def add(
         self,
@@ -521,10 +524,16 @@ class _Run:
         content: str,
         evidence: tuple[ExtractedEvidence, ...],
         task: TaskFields | None = None,
+        fact: FactFields | None = None,
     ) -> None:
         if not normalize_title(title) or not evidence or not all(e.quote for e in evidence):
             return
-        entry = ExtractedEntry.create(self.session_id, type, title, content, evidence, task)
+        if fact is not None and (fact.value is not None or fact.negated):
+            said = (type, fact.subject, fact.value, fact.previous_value, fact.negated)
+            if said in self.facts_said:
+                return  # the same subject and value once per session
+            self.facts_said.add(said)
+        entry = ExtractedEntry.create(self.session_id, type, title, content, evidence, task, fact)
         self.sequence += 1
         self.drafts.append(((at[0], at[1], _RANK[type], self.sequence), entry))
 
@@ -659,7 +668,8 @@ class _Run:
             if m and not _negated(sentence, m.start()):
                 evidence = view.quote(unit.start + m.start(), unit.start + m.end())
                 title = _title(sentence, drop_label=True)
-                self.add(at, "decision", title, evidence.quote, (evidence,))
+                fact = find_decision_fields(sentence)
+                self.add(at, "decision", title, evidence.quote, (evidence,), fact=fact)
                 return True
         return False
 
@@ -720,26 +730,18 @@ class _Run:
         personal_ok: bool,
         speaker: str,
     ) -> None:
-        body = sentence
-        m = _FACT_VERB.match(body) or _FACT_IS.match(body)
-        personal = False
-        if m and m.group("subj").strip("`'\"").split(" ", 1)[0].lower() in _PRONOUNS:
-            m = None
-        if m is None and personal_ok:
-            m = _FACT_PERSONAL.search(body) or _MY_THING.match(body)
-            if m is None and _FIRST_PERSON.search(body):
-                m = _TIME_ANCHOR.search(body)  # "I ran a charity race last Saturday"
-            personal = m is not None
-        if m is None:
-            m = _FACT_KO.search(body)
-        if m is None or _negated(sentence, m.start()):
+        found = find_fact(sentence, speaker or view.message.role, personal_ok)
+        if found is None:
+            found = _project_fact(sentence)
+        if found is None or (found.kind != "change" and _negated(sentence, found.start)):
             return
-        evidence = view.quote(unit.start + m.start(), unit.start + m.end())
+        evidence = view.quote(unit.start + found.start, unit.start + found.end)
         title = _title(sentence, drop_label=True)
+        personal = found.kind in ("personal", "attribute")
         if personal and speaker:
             title = f"{speaker}: {title}"
         content = f"{speaker}: {evidence.quote}" if personal and speaker else evidence.quote
-        self.add(at, "fact", title, content, (evidence,))
+        self.add(at, found.type, title, content, (evidence,), fact=found.fields)
 
     # ---------------------------------------------------------------- references
 
@@ -912,6 +914,20 @@ class _Run:
             cut = content.rfind(" ", 0, MAX_QUOTE)
             content = content[: cut if cut > MAX_QUOTE // 2 else MAX_QUOTE]
         return ExtractedEvidence(here, content)
+
+
+def _project_fact(sentence: str) -> FactMatch | None:
+    """Project statements: "X uses Y", "X runs on Y", "`config.py` is ..." (Korean: "X를
+    사용한다"), with X as subject and what follows the verb as value."""
+    m = _FACT_VERB.match(sentence) or _FACT_IS.match(sentence)
+    if m and m.group("subj").strip("`'\"").split(" ", 1)[0].lower() not in _PRONOUNS:
+        subject = _ARTICLE.sub("", m.group("subj").strip("`'\" ")) or None
+        fields = FactFields(subject, clause(sentence[m.end() - 1 :]) or None)
+        return FactMatch(m.start(), m.end(), "fact", "value", fields)
+    m = _FACT_KO.search(sentence)
+    if m:
+        return FactMatch(m.start(), m.end(), "fact", "value", FactFields())
+    return None
 
 
 def _strip_blocker(text: str) -> str:
