@@ -214,7 +214,7 @@ _FIRST = _rx(
     r")(?:\s+and\s+i)?|me\s+and\s+my\s+\w+)"
     r"(?P<aux>'m|'ve|'d|'ll|'re|\s+am|\s+have|\s+had|\s+was|\s+were|\s+will|\s+is|\s+are"
     r"|\s+has|\s+got|\s+gotta)?"
-    rf"\s+{_ADVERBS}(?P<verb>[a-z]+(?:'[a-z]+)?)(?=(?P<rest>(?:\s+\S+){{1,4}}))"
+    rf"\s+{_ADVERBS}(?P<verb>[a-z]+(?:'[a-z]+|-[a-z]+)?)(?=[\s,.;:!?)—–-])"
 )
 # Verbs (or first words after "I'm"/"I've") that carry no fact about the speaker.
 _CHAT_VERBS = frozenset(
@@ -404,7 +404,8 @@ _BE_AUX = frozenset({"'m", "am", "'re", "are", "is", "was", "were"})
 # with an object; "I'm so happy for you" is about the listener.
 _STATE_OBJECT = _rx(
     r"^\s+(?:(?:so|really|super|very|totally|pretty|kinda|quite|truly|definitely|also)\s+)*"
-    r"[a-z]+\s+(?:to|with|about|by|at|in|of|on|from|seeing|that|because)\s+(?!you\b|your\b|ya\b)"
+    r"(?!sure\b|glad\b|happy\b|sorry\b)[a-z]+\s+(?:to|with|about|by|at|in|of|on|from|seeing"
+    r"|that|because)\s+(?!you\b|your\b|ya\b|see\b|hear\b|know\b|be\s+part\b)"
 )
 _FEEL_OK = _rx(r"^\s+(?!you\b|the\s+same\b|like\s+you|that\s+way|for\s+you)")
 # "X is super special to me", "Family time matters to me", "Guitar's mostly my thing".
@@ -417,7 +418,7 @@ _MATTERS_TO_ME = _rx(
 # A sentence that starts with the speaker's own action, subject dropped: "Lost my job as a
 # banker yesterday", "Researching adoption agencies", "Been reading that book".
 _DROPPED_SUBJECT = _rx(
-    r"^(?:gonna\s+|been\s+|just\s+|finally\s+|recently\s+|also\s+)?"
+    r"^(?:gonna\s+|been\s+|just\s+|finally\s+|recently\s+|also\s+|still\s+)?"
     r"(?P<verb>[a-z]+(?:ed|ing)|lost|got|took|went|made|bought|found|won|started|began|met|ran"
     r"|saw|had|did|built|read|wrote|finished|joined|continue|start)\s+"
     r"(?P<next>(?!you\b|your\b|ya\b|to\s+(?:see|hear|know)\b)\w+)"
@@ -762,7 +763,13 @@ def _states_something(sentence: str, m: re.Match[str]) -> bool:
             return bool(_GOING_SOMEWHERE.match(rest))
         if verb in _STATE_OK or verb.endswith("ing"):
             return True
+        if verb in ("a", "an"):  # "I'm a big fan of pottery", "I'm a nurse"
+            return not _NOT_A_ROLE.match(rest) and not _YOU_FOCUS.search(rest[:30])
         return bool(_STATE_OBJECT.match(sentence[m.end("aux") :]))
+    if verb in ("want", "wanna", "hope", "plan", "planned", "intend", "aim"):
+        return bool(_PLAN.match(rest)) or (verb == "wanna" and not _YOU_FOCUS.search(rest[:25]))
+    if aux == "'d" and verb in ("love", "like"):
+        return bool(_PLAN.match(rest))
     if verb in ("feel", "felt"):
         return bool(_FEEL_OK.match(rest))
     if verb in ("love", "loved", "like", "liked", "adore", "enjoy", "enjoyed"):
@@ -770,18 +777,34 @@ def _states_something(sentence: str, m: re.Match[str]) -> bool:
     return verb not in _CHAT_VERBS
 
 
+_NOT_A_ROLE = _rx(r"^\s+(?:bit|little|lot|mix|huge\s+fan\s+of\s+you|fan\s+of\s+you)\b")
 _HAVE_OK = frozenset({"been", "had", "felt", "thought", "seen", "heard", "loved", "got"})
 
 
 _LISTENER_OR_IT = _rx(r"\b(?:you|your|you're|it|it's|that|this)\W*(?:\w+\W+){0,2}$")
 _LOVE_CHAT = _rx(r"^\s+(?:it|that|this|those|these|them|how|all|the\s+way|when|what|seeing)\b")
-MIN_PERSONAL_WORDS = 5
+MIN_PERSONAL_WORDS = 3
+# "I want to create a place for dancers", "I hope to build my own family": plans.
+_PLAN = _rx(
+    r"^\s+(?:(?:really|also|still|always|just)\s+)?(?:to|on)\s+(?!see\b|hear\b|know\b|say\b|thank"
+    r"|tell\b|ask\b|check\b|share\b|chat\b|talk\b|catch\b|let\b|give\s+you)(?!(?:\W*\w+){0,3}\W+(?:you"
+    r"|your)\b)\w"
+)
+_SHORT_CHAT_END = _rx(r"\b(?:this|it|that|you|them|too|so|lol|ya)\W*$")
+# "Here's a pic of my family camping at the beach": a shared photo of the speaker's life.
+_SHOWING_MINE = _rx(
+    r"^\W*(?:here's|here\s+is|here\s+are|this\s+is|these\s+are)\s+(?:\w+\s+){0,4}?"
+    r"(?:my|our)\s+\w"
+)
 
 
 def _about_me(sentence: str, speaker: str) -> FactMatch | None:
     """What matters to the speaker, or an action with the subject dropped."""
     m = _MATTERS_TO_ME.search(sentence)
     if m and not _LISTENER_OR_IT.search(sentence[: m.start()]):
+        return FactMatch(m.start(), m.end(), "fact", "personal", _fields(speaker or None, None))
+    m = _SHOWING_MINE.match(sentence)
+    if m:
         return FactMatch(m.start(), m.end(), "fact", "personal", _fields(speaker or None, None))
     body = _LEAD.sub("", sentence)
     offset = len(sentence) - len(body)
@@ -806,10 +829,14 @@ def _personal_match(m: re.Match[str], speaker: str, who: str) -> FactMatch:
     return FactMatch(m.start(), m.end(), "fact", "personal", _fields(subject, None))
 
 
+_COMMON_NOUN_ENDINGS = ("ing", "ness", "ment", "ity", "ion", "s", "ance", "ence", "ism")
+
+
 def _named(sentence: str) -> FactMatch | None:
     for m in _NAMED.finditer(sentence):
         who = m.group("who")
-        if who.split(" ", 1)[0] in _NOT_NAMES:
+        first = who.split(" ", 1)[0]
+        if first in _NOT_NAMES or first.endswith(_COMMON_NOUN_ENDINGS):
             continue
         return FactMatch(m.start(), m.end(), "fact", "named", _fields(who, None))
     return None
@@ -849,18 +876,43 @@ def _korean(sentence: str, speaker: str) -> FactMatch | None:
     return None
 
 
+_QUESTION_START = _rx(
+    r"^\W*(?:what|who|whom|whose|when|where|why|how|which|do|does|did|are|is|was|were|have"
+    r"|has|had|can|could|would|will|should|shall|may|might|am|isn't|aren't|don't|didn't"
+    r"|wanna|got|any|anything|ever)\b"
+)
+_LAST_BREAK = re.compile(r"[,;–—]|\s-\s")
+
+
+def is_question(sentence: str) -> bool:
+    """A sentence asking something. "I started a store last month - pretty cool, right?"
+    states a fact with a tag question; "What did you paint?" asks."""
+    text = sentence.rstrip("\"')]* ")
+    if not text.endswith(("?", "？")):
+        return False
+    if _QUESTION_START.match(text):
+        return True
+    breaks = list(_LAST_BREAK.finditer(text))
+    if not breaks:
+        return True
+    tail = text[breaks[-1].end() :]
+    return len(tail.split()) > 2 or len(text[: breaks[0].start()].split()) < 4
+
+
 def find_fact(sentence: str, speaker: str = "", personal_ok: bool = True) -> FactMatch | None:
     """The statement `sentence` makes, if any (see the module docstring for the order).
 
     `speaker` names who says it (subject of first-person statements); `personal_ok` False
     skips first-person statements (a coding assistant's "I'll read the file").
     """
-    if sentence.rstrip("\"')]*").endswith(("?", "？")):
+    if is_question(sentence):
         return None
     found = _english_change(sentence) or _english_value(sentence)
     if found is None and personal_ok:
         found = _attribute(sentence, speaker)
-        if found is None and len(sentence.split()) >= MIN_PERSONAL_WORDS:
+        words = len(sentence.split())
+        short_chat = words < 5 and _SHORT_CHAT_END.search(sentence)
+        if found is None and words >= MIN_PERSONAL_WORDS and not short_chat:
             found = _personal(sentence, speaker) or _about_me(sentence, speaker)
     if found is None and not sentence.isascii():
         found = _korean(sentence, speaker if personal_ok else "")

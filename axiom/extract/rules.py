@@ -54,7 +54,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from axiom.extract.facts import FactMatch, clause, find_decision_fields, find_fact
+from axiom.extract.facts import (
+    FactMatch,
+    clause,
+    find_decision_fields,
+    find_fact,
+    is_question,
+)
 from axiom.extract.types import (
     EntryType,
     ExtractedEntry,
@@ -653,8 +659,8 @@ class _Run:
                 )
                 break
             sentence = text[unit.start : unit.end]
-            if sentence.rstrip("\"')]*").endswith(("?", "？")):
-                continue  # questions state nothing
+            if sentence.rstrip("\"')]*").endswith(("?", "？")) and is_question(sentence):
+                continue  # questions state nothing (a tag question like "right?" does)
             at = (message.index, unit.start)
             if self._decision(view, unit, sentence, at):
                 continue
