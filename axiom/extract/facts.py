@@ -163,6 +163,15 @@ _NOT_ANYMORE = _rx(
 _FOR_WHAT = _rx(r"\s+(?:for|as)\s+(?:the\s+|our\s+|its\s+|their\s+)?(?P<what>[^.,;!?]{2,60})$")
 
 
+def _split_for(raw: str) -> tuple[str, str | None]:
+    """("Kafka", "event bus") from "Kafka for the event bus."; (value, None) without "for"."""
+    value = clause(raw, limit=120)
+    tail = _FOR_WHAT.search(value)
+    if tail is None:
+        return clause(value), None
+    return clause(value[: tail.start()]), clause(tail.group("what"))
+
+
 # --------------------------------------------------------------------------- values (EN)
 
 _VALUE_START = r"(?:\d|\$|€|£|v\d|[A-Z]|`|\"|'|on\b|off\b|true\b|false\b|enabled\b|disabled\b)"
@@ -195,6 +204,12 @@ _ATTRIBUTES: list[tuple[re.Pattern[str], str]] = [
         "favorite",
     ),
 ]
+_I_AM_NOW = _rx(r"\bi(?:'m|\s+am)\s+now\s+(?P<val>(?!that\b|here\b|going\b)\S.{0,60})")
+_THEIR_ATTRIBUTE = _rx(
+    r"\bmy\s+(?P<who>[a-z]+(?:\s+[a-z]+)?)\s+(?:now\s+)?(?:(?P<home>lives\s+in|moved\s+to)"
+    r"|(?P<job>works\s+as|is\s+(?:a|an)(?=\s+\w+(?:er|or|ist|ian|ant|ent)\b))"
+    r"|(?P<employer>works\s+(?:at|for)))\s+(?P<val>\S.{0,60})"
+)
 _HAVE_COUNT = _rx(
     r"\bi\s+(?:have|'ve\s+got|own)\s+(?P<val>two|three|four|five|six|seven|\d{1,2})\s+"
     r"(?P<what>[a-z]+)"
@@ -209,7 +224,7 @@ _ADVERBS = (
     r"|officially|eventually|once|kinda|kind\s+of|sort\s+of)\s+)*"
 )
 _FIRST = _rx(
-    r"(?<!\w)(?P<who>i|we|my\s+[a-z]+(?:\s+[a-z]+)?|our\s+[a-z]+"
+    r"(?<!\w)(?P<who>i|we|my\s+(?:little\s+|big\s+|older\s+|younger\s+|best\s+)?[a-z]+|our\s+[a-z]+"
     r"|my\s+(?:family|kids|husband|wife|partner|friends?|sister|brother|mom|dad|parents"
     r")(?:\s+and\s+i)?|me\s+and\s+my\s+\w+)"
     r"(?P<aux>'m|'ve|'d|'ll|'re|\s+am|\s+have|\s+had|\s+was|\s+were|\s+will|\s+is|\s+are"
@@ -611,20 +626,20 @@ _NOT_NAMES = frozenset(
 # --------------------------------------------------------------------------- Korean
 
 _KO_CHANGE = re.compile(
-    r"(?:(?P<subj>[^\s,]{1,20}?)(?:을|를|은|는|이|가)\s+)?(?P<prev>[^\s,]{1,30}?)에서\s+"
+    r"(?:(?P<subj>[^\s,]{1,20}?(?:\s+[^\s,]{1,20}?){0,2}?)(?:을|를|은|는|이|가)\s+)?(?P<prev>[^\s,]{1,30}?)에서\s+"
     r"(?P<val>[^\s,]{1,30}?)(?:으로|로)\s*(?:바꿨|바꾸었|바꿔|바뀌었|바뀌었|바뀜|변경|전환|옮겼|이전"
     r"|마이그레이션|교체|갈아탔|넘어갔|올렸|내렸|늘렸|줄였)"
 )
 _KO_NO_LONGER = re.compile(
-    r"(?:(?P<subj>[^\s,]{1,20}?)(?:은|는|이|가|에서)\s+)?더\s*이상\s+(?P<prev>[^\s,]{1,30}?)"
+    r"(?:(?P<subj>[^\s,]{1,20}?(?:\s+[^\s,]{1,20}?){0,2}?)(?:은|는|이|가|에서)\s+)?더\s*이상\s+(?P<prev>[^\s,]{1,30}?)"
     r"(?:을|를|은|는|이|가)?\s*(?:사용하지|쓰지|안\s*써|안\s*쓰|사용\s*안|하지|다니지|살지|키우지)"
 )
 _KO_NOW = re.compile(
-    r"(?P<subj>[^\s,]{1,30}?)(?:은|는|이|가)\s+이제\s+(?P<val>[^,.!?]{1,40}?)\s*"
+    r"(?P<subj>[^\s,]{1,20}?(?:\s+[^\s,]{1,20}?){0,2}?)(?:은|는|이|가)\s+이제\s+(?P<val>[^,.!?]{1,40}?)\s*"
     r"(?:입니다|이에요|예요|이다|야|다|이야|으로\s*바뀌었|로\s*바뀌었|(?:이|가)\s*(?:됐|되었))"
 )
 _KO_VALUE = re.compile(
-    r"(?P<subj>[^\s,]{1,30}?)(?:은|는)\s+(?P<val>(?:\d|[A-Za-z])[^,.!?]{0,40}?)\s*"
+    r"(?P<subj>[^\s,]{1,20}?(?:\s+[^\s,]{1,20}?){0,2}?)(?:은|는)\s+(?P<val>(?:\d|[A-Za-z]|[^\s,.!?]{1,10}\s*\d)[^,.!?]{0,40}?)\s*"
     r"(?:입니다|이에요|예요|이다|야|다|이야|으로\s*설정|로\s*설정)"
 )
 _KO_ATTR: list[tuple[re.Pattern[str], str]] = [
@@ -674,18 +689,16 @@ def _english_change(sentence: str) -> FactMatch | None:
             return FactMatch(m.start(), m.end(), "fact", "change", fields)
     m = _SWITCHED.search(sentence)
     if m:
-        tail = _FOR_WHAT.search(m.group("val"))
-        value = m.group("val")[: tail.start()] if tail else m.group("val")
-        subject = _subject(m.group("obj") or "") or (clause(tail.group("what")) if tail else None)
-        fields = _fields(subject, clause(value), clause(m.group("prev")))
+        value, what = _split_for(m.group("val"))
+        subject = _subject(m.group("obj") or "") or what
+        fields = _fields(subject, value, clause(m.group("prev")))
         return FactMatch(m.start(), m.end(), "decision", "change", fields)
     for pattern in (_REPLACED, _INSTEAD):
         m = pattern.search(sentence)
         if m:
-            tail = _FOR_WHAT.search(m.group("prev"))
-            previous = m.group("prev")[: tail.start()] if tail else m.group("prev")
-            subject = clause(tail.group("what")) if tail else None
-            fields = _fields(subject, clause(m.group("val")), clause(previous))
+            previous, what = _split_for(m.group("prev"))
+            value, what_too = _split_for(m.group("val"))
+            fields = _fields(what or what_too, value, previous)
             return FactMatch(m.start(), m.end(), "decision", "change", fields)
     for pattern in (_NO_LONGER, _NOT_ANYMORE):
         m = pattern.search(sentence)
@@ -724,6 +737,16 @@ def _attribute(sentence: str, speaker: str) -> FactMatch | None:
             name = f"favorite {m.group('what').strip()}" if what == "favorite" else what
             fields = _fields(f"{_owner(speaker)} {name}", clause(m.group("val")))
             return FactMatch(m.start(), m.end(), "fact", "attribute", fields)
+    m = _I_AM_NOW.search(sentence)
+    if m:
+        fields = _fields(speaker or None, clause(m.group("val")))
+        return FactMatch(m.start(), m.end(), "fact", "change", fields)
+    m = _THEIR_ATTRIBUTE.search(sentence)
+    if m:
+        what = next(k for k in ("home", "job", "employer") if m.group(k) is not None)
+        value = clause(m.group("val"))
+        fields = _fields(f"{_owner(speaker)} {m.group('who')}'s {what}", value)
+        return FactMatch(m.start(), m.end(), "fact", "attribute", fields)
     m = _HAVE_COUNT.search(sentence)
     if m:
         fields = _fields(f"{_owner(speaker)} {m.group('what')}", m.group("val"))
@@ -926,7 +949,7 @@ _DECIDED_USE = _rx(
     rf"|switch\s+to|move\s+to|settled\s+on|opted\s+for|went\s+with)\s+(?P<val>{_VALUE})"
 )
 _KO_DECIDED = re.compile(
-    r"(?:(?P<subj>[^\s,]{1,20}?)(?:은|는|에는|에)\s+)?(?P<val>[^\s,]{1,30}?)(?:을|를|으로|로)\s*"
+    r"(?:(?P<subj>[^\s,]{1,20}?(?:\s+[^\s,]{1,20}?){0,2}?)(?:은|는|에는|에)\s+)?(?P<val>[^\s,]{1,30}?)(?:을|를|으로|로)\s*"
     r"(?:쓰기로|사용하기로|가기로|하기로|정했|결정|가자|하자|쓰자|사용하자)"
 )
 
@@ -938,11 +961,8 @@ def find_decision_fields(sentence: str) -> FactFields:
         return change.fields
     m = _DECIDED_USE.search(sentence)
     if m:
-        raw = m.group("val")
-        tail = _FOR_WHAT.search(raw)
-        value = raw[: tail.start()] if tail else raw
-        subject = clause(tail.group("what")) if tail else None
-        return _fields(subject, clause(value))
+        value, subject = _split_for(m.group("val"))
+        return _fields(subject, value)
     m = _KO_DECIDED.search(sentence)
     if m:
         return _fields(m.group("subj"), m.group("val"))
