@@ -53,7 +53,10 @@ class FactMatch:
 
 # --------------------------------------------------------------------------- pieces
 
-_NP = r"[\w`\x27’\".+/@#-]+(?:\s+[\w`\x27’\".+/@#-]+){0,5}?"  # a short noun phrase, lazily
+_NP_CHAR = r"[\w`\x27’\".+/@#-]"
+# Starts only at a token start and tokens are at most 40 characters: a long run of word
+# characters costs one scan, not one per position.
+_NP = rf"(?<!{_NP_CHAR}){_NP_CHAR}{{1,40}}(?:\s+{_NP_CHAR}{{1,40}}){{0,5}}?"  # a short noun phrase, lazily
 _VALUE = r"\S+(?:\s+\S+){0,7}"
 _CLAUSE_END = re.compile(
     r"\s*(?:[,;:!?()]|\.(?:\s|$)|\s[-–—]\s|$)|\s+(?:and|but|because|so|which|who|when|while"
@@ -147,6 +150,9 @@ _INSTEAD = _rx(
     r"\b(?:use|using|uses|used|chose|choose|pick|picked|go\s+with|went\s+with|prefer"
     rf"|switch\s+to|move\s+to|adopt|adopted)\s+(?P<val>{_VALUE}?)\s+(?:instead\s+of|rather\s+than"
     rf"|over)\s+(?P<prev>{_VALUE})"
+)
+_INSTEAD_BARE = _rx(
+    rf"(?<![\w.+/-])(?P<val>[\w.+/-]{{1,40}})\s+(?:instead\s+of|rather\s+than)\s+(?P<prev>{_VALUE})"
 )
 _IS_NOW = _rx(
     rf"(?P<subj>{_NP})\s+(?:is|are|'s|'re)\s+now\s+(?P<val>(?!that\b|the\s+time\b){_VALUE})"
@@ -693,7 +699,7 @@ def _english_change(sentence: str) -> FactMatch | None:
         subject = _subject(m.group("obj") or "") or what
         fields = _fields(subject, value, clause(m.group("prev")))
         return FactMatch(m.start(), m.end(), "decision", "change", fields)
-    for pattern in (_REPLACED, _INSTEAD):
+    for pattern in (_REPLACED, _INSTEAD, _INSTEAD_BARE):
         m = pattern.search(sentence)
         if m:
             previous, what = _split_for(m.group("prev"))
