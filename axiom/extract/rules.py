@@ -8,9 +8,13 @@ What it finds, per message:
   prose like "the build failed", "에러", "오류") -> `error`; a later fix ("fixed by",
   "the fix was", "해결했", ...) within the next 20 messages is folded into the same entry,
   whose evidence then quotes both messages;
-- facts, kept deliberately narrow: project statements ("X uses Y", "runs on", "requires",
-  "`config.py` is ...") and first-person personal facts ("my name is", "I live in",
-  "I went to", "I have two kids", "I'm going to ...") -> `fact`;
+- facts (`axiom.extract.facts`): changes ("X was changed from A to B", "X is now B",
+  "no longer", "X에서 Y로 바꿨"), values ("the rate limit is 100 per minute"), attributes
+  of the speaker ("I live in", "my favorite X is"), first-person statements about the
+  speaker's life, people, plans and preferences ("I've started …", "my sister …", "저는 …
+  했어요"), and project statements ("X uses Y", "runs on") -> `fact` (a change some "we"
+  made -> `decision`), each with `subject`/`value`/`previous_value`/`negated` where stated;
+  the same subject and value is kept once per session; small talk is left out;
 - references: URLs, file paths, JIRA keys (`ABC-123`), GitHub issues (`owner/repo#12`,
   `#123`) -> `reference`, one entry per distinct reference at its first mention;
 - tasks: Claude Code `TodoWrite` tool calls and prose ("TODO:", "next step", "need to",
@@ -61,6 +65,13 @@ from axiom.extract.facts import (
     find_fact,
     is_question,
 )
+from axiom.extract.task_text import (
+    artifacts_in,
+    clauses,
+    status_update,
+    vague_title,
+    working_on,
+)
 from axiom.extract.types import (
     EntryType,
     ExtractedEntry,
@@ -76,9 +87,10 @@ from axiom.extract.types import (
 )
 from axiom.ingest.transcript import Message, Transcript
 
-RULESET_VERSION = "axiom.extract.rules/3"
+RULESET_VERSION = "axiom.extract.rules/4"
 # 2: TodoWrite problems kept as task_problems; 3: TodoWrite items quoted from the list
-# the Claude Code parser writes into the message text, which prose rules skip
+# the Claude Code parser writes into the message text, which prose rules skip; 4: stated
+# facts with subject/value/changes (axiom.extract.facts), tag questions read
 """Bump whenever a rule changes: its hash is the `prompt_hash` recorded with every build."""
 
 RULES_PROMPT_HASH = hashlib.sha256(RULESET_VERSION.encode("utf-8")).hexdigest()
@@ -328,6 +340,7 @@ _BLOCKED_SUBJECT_TAIL = _rx(
     r"\s*(?:(?:is|are|was|were|am|'s|'re|'m|currently|still|now|been|being|has|have|got)\s*)+$",
     re.I,
 )
+_NOW_TAIL = re.compile(r"\s+(?:right\s+now|now|currently|today|at\s+the\s+moment)\W*$", re.I)
 _KO_BLOCKED = re.compile(r"막혀|막혔|막힌|막힘")
 _KO_BLOCKER_LINK = re.compile(
     r"(?<!\S)(?P<blk>\S{1,40}(?:\s+\S{1,40}){0,4}?)\s*(?:때문에|(?:으)?로\s*인해|전까지|까지|에)\s*(?:막혀|막혔|막힌|막힘)"
@@ -664,7 +677,7 @@ class _Run:
             at = (message.index, unit.start)
             if self._decision(view, unit, sentence, at):
                 continue
-            if self._task(view, unit, sentence, at):
+            if self._tasks(view, unit, sentence):
                 continue
             self._fact(view, unit, sentence, at, personal_ok, speaker)
 
@@ -679,7 +692,27 @@ class _Run:
                 return True
         return False
 
+    def _tasks(self, view: _View, unit: _Unit, sentence: str) -> bool:
+        """Task mentions of each clause ("…; X is blocked by OPS-77" is its own mention)."""
+        found = False
+        for start, end in clauses(sentence):
+            part = _Unit(unit.start + start, unit.start + end, unit.segment)
+            at = (view.message.index, part.start)
+            found = self._task(view, part, sentence[start:end], at) or found
+        return found
+
+    def _status_update(self, view: _View, unit: _Unit, sentence: str, at: tuple[int, int]) -> bool:
+        update = status_update(sentence)
+        if update is None:
+            return False
+        evidence = view.quote(unit.start + update.start, unit.start + update.end)
+        task = TaskFields(title=update.title, status=update.status, update_only=True)
+        self.add(at, "task_note", _title(update.title), evidence.quote, (evidence,), task)
+        return True
+
     def _task(self, view: _View, unit: _Unit, sentence: str, at: tuple[int, int]) -> bool:
+        if self._status_update(view, unit, sentence, at):
+            return True
         blocked = _TASK_BLOCKED.search(sentence)
         if blocked and _negated(sentence, blocked.start()):
             blocked = None
@@ -690,16 +723,20 @@ class _Run:
             if what and not _negated(sentence, what.start()):
                 break
             what = None
+        working = None if what else working_on(sentence)
+        what = what or working
         ko_need = _KO_NEED.search(sentence)
         if not (blocked or ko_blocked or what or ko_need):
             return False
         blocked_by: list[str] = []
         subject = ""
         if blocked:
-            raw = blocked.group("blk")
-            end = _BLOCKER_END.search(raw)
-            raw = raw[: end.start()] if end else raw
+            tail = blocked.group("blk")
+            end = _BLOCKER_END.search(tail)
+            raw = tail[: end.start()] if end else tail
             blocked_by = [_strip_blocker(b) for b in _BLOCKER_SPLIT.split(raw)]
+            # Keep the ticket keys and URLs of the blocker even where its text was cut.
+            blocked_by += [a for a in artifacts_in(tail) if not any(a in b for b in blocked_by)]
             subject = _BLOCKED_SUBJECT_TAIL.sub("", sentence[: blocked.start()])
             subject = _ARTICLE.sub("", _LABEL.sub("", subject.strip()))
         elif ko_blocked:
@@ -709,10 +746,12 @@ class _Run:
             cut = what.group("what")
             if blocked and blocked.start() > what.start("what"):
                 cut = sentence[what.start("what") : blocked.start()]
+            if working is not None:  # "I'm working on the retry logic now" → "Retry logic"
+                cut = _ARTICLE.sub("", _NOW_TAIL.sub("", _cut_clause(cut)))
             title = _title(_cut_clause(cut), capitalize=True)
-            vague = len(title) < 3 or (title.isascii() and " " not in title)
-            if vague and not (blocked or ko_blocked):
-                return False  # "... where you need to be." names no task
+            if len(title) < 3 or vague_title(title):
+                if not (blocked or ko_blocked) or vague_title(title):
+                    return False  # "TODO: Fix", "do it", "… where you need to be" name no task
         elif subject and subject.split(" ", 1)[0].lower() not in _PRONOUNS and len(subject) >= 2:
             title = _title(subject, capitalize=True)
         else:
@@ -722,6 +761,8 @@ class _Run:
         trigger = blocked or ko_blocked or what or ko_need
         assert trigger is not None
         status: TaskStatus = "blocked" if (blocked or ko_blocked) else "pending"
+        if working is not None and status == "pending":
+            status = "in_progress"
         evidence = view.quote(unit.start + trigger.start(), unit.start + trigger.end())
         task = TaskFields(title=title, status=status, blocked_by=tuple(blocked_by), source="text")
         self.add(at, "task_note", title, evidence.quote, (evidence,), task)

@@ -187,7 +187,8 @@ class TaskFields:
     `status` and `priority` are None when the source did not say, or said something that
     is not one of the choices: then `problems` holds what it said (``unknown_status`` with
     the original value, ...). `source` tells whether the task came from a Claude Code
-    TodoWrite call or from prose.
+    TodoWrite call or from prose. `update_only` marks a status report about a task that
+    should already exist ("X is done", "X is still blocked"): it never creates one.
     """
 
     title: str
@@ -196,10 +197,13 @@ class TaskFields:
     blocked_by: tuple[str, ...] = ()
     source: TaskSource = "text"
     problems: tuple[TaskInputProblem, ...] = ()
+    update_only: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.title, str):
             raise ValueError("task title must be a string")
+        if not isinstance(self.update_only, bool):
+            raise ValueError("task update_only must be a bool")
         _require_choice(self.status, TASK_STATUSES, "task status", optional=True)
         _require_choice(self.priority, TASK_PRIORITIES, "task priority", optional=True)
         _require_choice(self.source, TASK_SOURCES, "task source", optional=False)
@@ -222,6 +226,8 @@ class TaskFields:
         }
         if self.problems:  # absent when empty, so entries without problems keep their payload
             data["problems"] = [p.to_json() for p in self.problems]
+        if self.update_only:  # likewise absent unless set
+            data["update_only"] = True
         return data
 
     @classmethod
@@ -238,6 +244,7 @@ class TaskFields:
             blocked_by=tuple(blocked_by),
             source=data.get("source", "text"),
             problems=_problems(data.get("problems"), "task problems"),
+            update_only=data.get("update_only", False),
         )
 
 
