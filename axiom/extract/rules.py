@@ -749,9 +749,8 @@ class _Run:
             if working is not None:  # "I'm working on the retry logic now" → "Retry logic"
                 cut = _ARTICLE.sub("", _NOW_TAIL.sub("", _cut_clause(cut)))
             title = _title(_cut_clause(cut), capitalize=True)
-            if len(title) < 3 or vague_title(title):
-                if not (blocked or ko_blocked) or vague_title(title):
-                    return False  # "TODO: Fix", "do it", "… where you need to be" name no task
+            if vague_title(title) or (len(title) < 3 and not (blocked or ko_blocked)):
+                return False  # "TODO: Fix", "do it", "… where you need to be" name no task
         elif subject and subject.split(" ", 1)[0].lower() not in _PRONOUNS and len(subject) >= 2:
             title = _title(subject, capitalize=True)
         else:
