@@ -53,7 +53,8 @@ class StatusUpdate:
     end: int
 
 
-_SUBJECT = r"(?P<subj>[^\s,;:!?][^,;:!?]{1,80}?)"
+# An optional label first ("Status:", "Good news:"), then the subject.
+_SUBJECT = r"(?:[^\W\d][\w ]{0,20}[:：]\s*)?(?P<subj>[^\s,;:!?][^,;:!?]{1,80}?)"
 _BE = r"(?:is|are|was|were|has\s+been|have\s+been|got|'s|'re)"
 _STATUS_EN: list[tuple[re.Pattern[str], TaskStatus]] = [
     (
