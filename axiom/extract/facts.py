@@ -154,6 +154,14 @@ _INSTEAD = _rx(
 _INSTEAD_BARE = _rx(
     rf"(?<![\w.+/-])(?P<val>[\w.+/-]{{1,40}})\s+(?:instead\s+of|rather\s+than)\s+(?P<prev>{_VALUE})"
 )
+_MOVED_TO = _rx(
+    r"\b(?:we|they|the\s+team)\s+(?:have\s+|'ve\s+|just\s+|finally\s+)*(?:moved|switched"
+    rf"|migrated|changed)\s+(?P<obj>(?!from\b|to\b|over\b){_NP})\s+(?:over\s+)?to\s+(?P<val>{_VALUE})"
+)
+_NOW_USES = _rx(
+    rf"(?P<subj>{_NP})\s+now\s+(?P<verb>uses|runs\s+on|depends\s+on|talks\s+to|points\s+to"
+    rf"|is\s+stored\s+in|lives\s+in)\s+(?P<val>{_VALUE})"
+)
 _IS_NOW = _rx(
     rf"(?P<subj>{_NP})\s+(?:is|are|'s|'re)\s+now\s+(?P<val>(?!that\b|the\s+time\b){_VALUE})"
 )
@@ -166,7 +174,7 @@ _NOT_ANYMORE = _rx(
     rf"(?P<verb>use|run|need|have|own|play|live\s+in|work\s+(?:at|for|as))\s+"
     r"(?P<prev>[^.,;!?]{1,60}?)\s+any\s?more\b"
 )
-_FOR_WHAT = _rx(r"\s+(?:for|as)\s+(?:the\s+|our\s+|its\s+|their\s+)?(?P<what>[^.,;!?]{2,60})$")
+_FOR_WHAT = _rx(r"\s+(?:for|as|in)\s+(?:the\s+|our\s+|its\s+|their\s+)?(?P<what>[^.,;!?]{2,60})$")
 
 
 def _split_for(raw: str) -> tuple[str, str | None]:
@@ -632,10 +640,15 @@ _NOT_NAMES = frozenset(
 # --------------------------------------------------------------------------- Korean
 
 _KO_CHANGE = re.compile(
-    r"(?:(?P<subj>[^\s,]{1,20}?(?:\s+[^\s,]{1,20}?){0,2}?)(?:을|를|은|는|이|가)\s+)?(?P<prev>[^\s,]{1,30}?)에서\s+"
-    r"(?P<val>[^\s,]{1,30}?)(?:으로|로)\s*(?:바꿨|바꾸었|바꿔|바뀌었|바뀌었|바뀜|변경|전환|옮겼|이전"
-    r"|마이그레이션|교체|갈아탔|넘어갔|올렸|내렸|늘렸|줄였)"
+    r"(?:(?P<subj>[^\s,]{1,20}?(?:\s+[^\s,]{1,20}?){0,2}?)(?:을|를|은|는|이|가)\s+)?(?P<prev>[^\s,]{1,30}?(?:\s+[^\s,]{1,30}?)?)에서\s+"
+    r"(?P<val>[^\s,]{1,30}?)(?:으로|로)\s*(?:바꿨|바꾸었|바꿔|바뀌었|바뀜|변경|전환|옮겼|이전"
+    r"|마이그레이션|교체|갈아탔|넘어갔|올렸|내렸|늘렸|줄였|늘었|줄었|올랐|내려갔|증가|감소|상향|하향)"
 )
+_KO_INSTEAD = re.compile(
+    r"(?:(?P<subj>[^\s,]{1,20}?(?:\s+[^\s,]{1,20}?){0,2}?)(?:을|를|은|는|에는|에)\s+)?"
+    r"(?P<prev>[^\s,]{1,30}?)\s*대신\s+(?P<val>[^\s,]{1,30}?(?:\s+[^\s,]{1,30}?)?)(?:을|를|으로|로)\s"
+)
+_KO_NOW_LEAD = re.compile(r"^\W*이제\s+")
 _KO_NO_LONGER = re.compile(
     r"(?:(?P<subj>[^\s,]{1,20}?(?:\s+[^\s,]{1,20}?){0,2}?)(?:은|는|이|가|에서)\s+)?더\s*이상\s+(?P<prev>[^\s,]{1,30}?)"
     r"(?:을|를|은|는|이|가)?\s*(?:사용하지|쓰지|안\s*써|안\s*쓰|사용\s*안|하지|다니지|살지|키우지)"
@@ -716,6 +729,14 @@ def _english_change(sentence: str) -> FactMatch | None:
                 previous = clause(f"{m.group('verb')} {m.group('prev')}")
             fields = _fields(subject, None, previous, negated=True)
             return FactMatch(m.start(), m.end(), "fact", "change", fields)
+    m = _MOVED_TO.search(sentence)
+    if m and _subject(m.group("obj")):
+        fields = _fields(_subject(m.group("obj")), clause(m.group("val")))
+        return FactMatch(m.start(), m.end(), "decision", "change", fields)
+    m = _NOW_USES.search(sentence)
+    if m and _subject(m.group("subj")):
+        fields = _fields(_subject(m.group("subj")), clause(m.group("val")))
+        return FactMatch(m.start(), m.end(), "fact", "change", fields)
     m = _IS_NOW.search(sentence)
     if m and _subject(m.group("subj")):
         fields = _fields(_subject(m.group("subj")), clause(m.group("val")))
@@ -876,6 +897,10 @@ def _korean(sentence: str, speaker: str) -> FactMatch | None:
     if m:
         fields = _fields(m.group("subj"), m.group("val"), m.group("prev"))
         return FactMatch(m.start(), m.end(), "fact", "change", fields)
+    m = _KO_INSTEAD.search(sentence)
+    if m:
+        fields = _fields(m.group("subj"), m.group("val"), m.group("prev"))
+        return FactMatch(m.start(), m.end(), "decision", "change", fields)
     m = _KO_NO_LONGER.search(sentence)
     if m:
         fields = _fields(m.group("subj"), None, m.group("prev"), negated=True)
@@ -889,6 +914,12 @@ def _korean(sentence: str, speaker: str) -> FactMatch | None:
         if m:
             fields = _fields(f"{_owner(speaker)} {what}", m.group("val"))
             return FactMatch(m.start(), m.end(), "fact", "attribute", fields)
+    now = _KO_NOW_LEAD.match(sentence)
+    if now:  # "이제 결제 DB는 PostgreSQL입니다": a new value
+        m = _KO_VALUE.match(sentence, now.end())
+        if m:
+            fields = _fields(m.group("subj"), m.group("val").strip())
+            return FactMatch(m.start(), m.end(), "fact", "change", fields)
     m = _KO_VALUE.search(sentence)
     if m and m.group("subj") not in ("저는", "나는", "저", "나"):
         fields = _fields(m.group("subj"), m.group("val").strip())

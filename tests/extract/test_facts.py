@@ -47,6 +47,12 @@ def fields(sentence: str, speaker: str = "Dana") -> FactFields | None:
             FactFields("Dana's cousin's employer", "a bakery in Leeds"),
         ),
         ("I'm now part of the city orchestra.", FactFields("Dana", "part of the city orchestra")),
+        ("We moved the audit log to ClickHouse.", FactFields("audit log", "ClickHouse")),
+        ("The scheduler now runs on Nomad.", FactFields("scheduler", "Nomad")),
+        (
+            "We replaced Sentry with Honeycomb in the tracing pipeline.",
+            FactFields("tracing pipeline", "Honeycomb", "Sentry"),
+        ),
     ],
 )
 def test_it_states_subject_value_and_previous_value(

@@ -23,6 +23,15 @@ KOREAN = [
         "알림 서버는 더 이상 RabbitMQ를 사용하지 않습니다.",
         FactFields("알림 서버", None, "RabbitMQ", negated=True),
     ),
+    (
+        "업로드 한도가 파일당 10MB에서 25MB로 늘었어요.",
+        FactFields("업로드 한도", "25MB", "파일당 10MB"),
+    ),
+    ("이제 세션 저장소는 Valkey입니다.", FactFields("세션 저장소", "Valkey")),
+    (
+        "빌드 서버를 Jenkins 대신 Buildkite로 쓰기로 했어요.",
+        FactFields("빌드 서버", "Buildkite", "Jenkins"),
+    ),
     ("제 이름은 지훈입니다.", FactFields("Jihun's name", "지훈")),
     ("저는 부산에 살아요.", FactFields("Jihun's home", "부산")),
     ("작년에 대전으로 이사했어요.", FactFields("Jihun's home", "대전")),
