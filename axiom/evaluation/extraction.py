@@ -160,10 +160,6 @@ class Counts:
     right: int = 0
     right_content: int = 0
 
-    def add(self, other: Counts) -> None:
-        for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
     def to_json(self) -> dict[str, Any]:
         return {
             "observations": self.observations,
