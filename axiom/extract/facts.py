@@ -639,6 +639,7 @@ _NOT_NAMES = frozenset(
 
 # --------------------------------------------------------------------------- Korean
 
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 _KO_CHANGE = re.compile(
     r"(?:(?P<subj>[^\s,]{1,20}?(?:\s+[^\s,]{1,20}?){0,2}?)(?:을|를|은|는|이|가)\s+)?(?P<prev>[^\s,]{1,30}?(?:\s+[^\s,]{1,30}?)?)에서\s+"
     r"(?P<val>[^\s,]{1,30}?)(?:으로|로)\s*(?:바꿨|바꾸었|바꿔|바뀌었|바뀜|변경|전환|옮겼|이전"
@@ -699,27 +700,45 @@ def _fields(
 
 
 def _english_change(sentence: str) -> FactMatch | None:
-    for pattern in (_CHANGED, _WENT_FROM):
+    # Cheap word checks first: each pattern below starts a noun phrase at every token, so
+    # it only runs on sentences holding the words it needs.
+    lower = sentence.casefold()
+    has = {
+        "to": " to " in lower,
+        "from": "from " in lower,
+        "instead": "instead of" in lower or "rather than" in lower or " over " in lower,
+        "replace": "replac" in lower or "swapped" in lower,
+        "longer": "no longer" in lower,
+        "anymore": "anymore" in lower or "any more" in lower,
+        "now": "now " in lower,
+    }
+    if not any(has.values()):
+        return None
+    for pattern in (_CHANGED, _WENT_FROM) if has["to"] else ():
         m = pattern.search(sentence)
         if m and _subject(m.group("subj")):
             fields = _fields(
                 _subject(m.group("subj")), clause(m.group("val")), clause(m.group("prev") or "")
             )
             return FactMatch(m.start(), m.end(), "fact", "change", fields)
-    m = _SWITCHED.search(sentence)
+    m = _SWITCHED.search(sentence) if has["from"] else None
     if m:
         value, what = _split_for(m.group("val"))
         subject = _subject(m.group("obj") or "") or what
         fields = _fields(subject, value, clause(m.group("prev")))
         return FactMatch(m.start(), m.end(), "decision", "change", fields)
-    for pattern in (_REPLACED, _INSTEAD, _INSTEAD_BARE):
+    replaced = (_REPLACED,) if has["replace"] else ()
+    for pattern in (*replaced, _INSTEAD, _INSTEAD_BARE) if has["instead"] or replaced else ():
         m = pattern.search(sentence)
         if m:
             previous, what = _split_for(m.group("prev"))
             value, what_too = _split_for(m.group("val"))
             fields = _fields(what or what_too, value, previous)
             return FactMatch(m.start(), m.end(), "decision", "change", fields)
-    for pattern in (_NO_LONGER, _NOT_ANYMORE):
+    negations = ((_NO_LONGER,) if has["longer"] else ()) + (
+        (_NOT_ANYMORE,) if has["anymore"] else ()
+    )
+    for pattern in negations:
         m = pattern.search(sentence)
         if m:
             verb = m.group("verb").casefold()
@@ -729,10 +748,12 @@ def _english_change(sentence: str) -> FactMatch | None:
                 previous = clause(f"{m.group('verb')} {m.group('prev')}")
             fields = _fields(subject, None, previous, negated=True)
             return FactMatch(m.start(), m.end(), "fact", "change", fields)
-    m = _MOVED_TO.search(sentence)
+    m = _MOVED_TO.search(sentence) if has["to"] else None
     if m and _subject(m.group("obj")):
         fields = _fields(_subject(m.group("obj")), clause(m.group("val")))
         return FactMatch(m.start(), m.end(), "decision", "change", fields)
+    if not has["now"]:
+        return None
     m = _NOW_USES.search(sentence)
     if m and _subject(m.group("subj")):
         fields = _fields(_subject(m.group("subj")), clause(m.group("val")))
@@ -974,7 +995,7 @@ def find_fact(sentence: str, speaker: str = "", personal_ok: bool = True) -> Fac
         short_chat = words < 5 and _SHORT_CHAT_END.search(sentence)
         if found is None and words >= MIN_PERSONAL_WORDS and not short_chat:
             found = _personal(sentence, speaker) or _about_me(sentence, speaker)
-    if found is None and not sentence.isascii():
+    if found is None and _HANGUL.search(sentence):
         found = _korean(sentence, speaker if personal_ok else "")
         if found and found.kind == "personal" and not personal_ok:
             found = None
@@ -1000,7 +1021,7 @@ def find_decision_fields(sentence: str) -> FactFields:
     if m:
         value, subject = _split_for(m.group("val"))
         return _fields(subject, value)
-    m = _KO_DECIDED.search(sentence)
+    m = _KO_DECIDED.search(sentence) if _HANGUL.search(sentence) else None
     if m:
         return _fields(m.group("subj"), m.group("val"))
     return FactFields()

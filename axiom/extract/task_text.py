@@ -77,6 +77,8 @@ _STATUS_EN: list[tuple[re.Pattern[str], TaskStatus]] = [
     ),
     (_rx(r"^\W*(?:done|finished|completed)\s*[:：\-–]\s*(?P<subj>\S[^;!?]{1,80})"), "done"),
 ]
+_STATUS_HINT = re.compile(r"blocked|done|finished|complete|merged|shipped|완료|막혀|막힘", re.I)
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 _KO_SUBJECT = r"(?P<subj>[^\s,.!?][^,.!?]{0,40}?)"
 _STATUS_KO: list[tuple[re.Pattern[str], TaskStatus]] = [
     (
@@ -104,7 +106,9 @@ _PRONOUN_SUBJECT = _rx(r"^(?:it|that|this|everything|all|which|i|we|you|they|he|
 
 def status_update(clause: str) -> StatusUpdate | None:
     """The status a clause gives a task named by its subject, or None."""
-    patterns = _STATUS_EN if clause.isascii() else [*_STATUS_KO, *_STATUS_EN]
+    if not _STATUS_HINT.search(clause):
+        return None
+    patterns = [*_STATUS_KO, *_STATUS_EN] if _HANGUL.search(clause) else _STATUS_EN
     for pattern, status in patterns:
         m = pattern.search(clause)
         if m is None:
