@@ -55,7 +55,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from axiom.extract.facts import (
@@ -534,6 +534,7 @@ class _Run:
         self.views: list[_View] = []
         self.sequence = 0
         self.facts_said: set[tuple[str, str | None, str | None, str | None, bool]] = set()
+        self.statements: dict[tuple[int, str], int] = {}  # (message, subject) -> draft
 
     def add(
         self,
@@ -552,6 +553,22 @@ class _Run:
             if said in self.facts_said:
                 return  # the same subject and value once per session
             self.facts_said.add(said)
+        elif type == "fact" and fact is not None and fact.subject is not None:
+            # Statements of one speaker about themselves in one message are one memory
+            # with one quote per statement, not one entry per sentence.
+            key = (at[0], fact.subject)
+            where = self.statements.get(key)
+            if where is not None:
+                draft_key, kept = self.drafts[where]
+                if not any(e.quote == q.quote for e in kept.evidence for q in evidence):
+                    merged = replace(
+                        kept,
+                        evidence=kept.evidence + evidence,
+                        content=f"{kept.content}\n{content}",
+                    )
+                    self.drafts[where] = (draft_key, merged)
+                return
+            self.statements[key] = len(self.drafts)
         entry = ExtractedEntry.create(self.session_id, type, title, content, evidence, task, fact)
         self.sequence += 1
         self.drafts.append(((at[0], at[1], _RANK[type], self.sequence), entry))
