@@ -395,33 +395,6 @@ _FACT_IS = re.compile(
     r"|frontend|server|repo|repository|project|app|api|cli|config|settings)"
     rf"|{_CODEY})\s+(?:is|are)\s+(?!not\b|n't|going\b|being\b|gonna\b|still\b|now\b)\S"
 )
-_FACT_PERSONAL = _rx(
-    r"\b(?:my\s+name\s+is|i\s+live\s+in|i(?:'ve|\s+have)\s+lived\s+in|i(?:'m|\s+am)\s+from"
-    r"|i\s+grew\s+up\s+in|i\s+work(?:ed)?\s+(?:as|at|for)\b|i\s+went\s+to|i\s+moved\s+to"
-    r"|i\s+joined|i\s+adopted"
-    r"|i\s+(?:have|own|'ve\s+got)\s+(?!(?:a|an)\s+(?:question|feeling|idea|lot|bit|few|little"
-    r"|good|great|chance|moment|sense|way|plan|hard|tough|busy)\b)"
-    r"(?:a|an|two|three|four|five|six|\d+|my\s+own)\s+\w"
-    r"|i(?:'m|\s+am)\s+going\s+to\s+(?!(?:say|ask|tell|check|try|look|see|need|have|guess"
-    r"|be\s+honest|go\s+with)\b)\w"
-    r"|i(?:'m|\s+am)\s+(?:a|an)\s+(?!(?:bit|little|lot)\b)\w+"
-    r"|my\s+favou?rite\s+[\w ]{1,30}?\s+(?:is|are)\b"
-    r"|i(?:'m|\s+am)\s+(?:really\s+|so\s+)?(?:keen\s+on|passionate\s+about|interested\s+in"
-    r"|allergic\s+to|married|engaged|divorced|retired|pregnant)\b"
-    r"|i\s+(?:really\s+|also\s+)?(?:love|enjoy|prefer)\s+(?!(?:it|that|this|you|your|those"
-    r"|these|the\s+way)\b)\w)",
-    re.I,
-)
-_FIRST_PERSON = _rx(r"\b(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b", re.I)
-_TIME_ANCHOR = re.compile(
-    r"\b(?:yesterday|last\s+(?:night|week|weekend|month|year|summer|winter|spring|fall"
-    r"|autumn|time|mon|tue|wed|thu|fri|sat|sun)\w*"
-    r"|(?:a|one|two|three|four|five|six|few|couple\s+of|\d+)\s+(?:days?|weeks?|months?"
-    r"|years?)\s+ago|(?:this|next)\s+(?:week|weekend|month|year|summer|winter|spring|fall)"
-    r"|in\s+(?:19|20)\d\d)\b",
-    re.I,
-)
-_MY_THING = _rx(r"^\W*my\s+(?:[\w-]+\s+){0,2}(?:is|are|was|were)\s+(?!not\b|n't)\S", re.I)
 _FACT_KO = re.compile(
     r"(?:제\s*)?이름은\s*\S|저는\s*\S+(?:입니다|이에요|예요)"
     r"|에\s*(?:살아요|살고\s*있|삽니다|산다|살았)"
