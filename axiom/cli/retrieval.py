@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from axiom.cli.extraction import register_eval as register_extraction_eval
 from axiom.config import AxiomConfig
 from axiom.evaluation.retrieval import ConversationEval, EvalError, run_eval
 from axiom.retrieval.disclosure import disclose
@@ -112,3 +113,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--json", action="store_true", help="print the numbers as JSON")
     q.add_argument("--quiet", action="store_true", help="no progress bars")
     q.set_defaults(func=cmd_eval_locomo)
+    register_extraction_eval(what)

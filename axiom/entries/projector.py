@@ -1,6 +1,7 @@
 """Folds entry events into the `entries` table.
 
-Entries are immutable in content; only `stage` (promotions) and `status` (conflicts) move.
+Entries are immutable in content (the fact fields `subject`, `value`, `previous_value` and
+`negated` included: conflicts read them); only `stage` (promotions) and `status` (conflicts) move.
 Queueing entries for embedding is `axiom.outbox.projector.OutboxProjector`'s job.
 """
 
@@ -40,8 +41,9 @@ class EntryProjector:
     ) -> None:
         conn.execute(
             "INSERT INTO entries (entry_id, created_ts, entry_type, title, content_json, stage,"
-            " status, build_id, evidence_json, canonical_key, session_id, said_at)"
-            " VALUES (?, ?, ?, ?, ?, 'raw', 'active', ?, ?, ?, ?, ?)"
+            " status, build_id, evidence_json, canonical_key, session_id, said_at, subject,"
+            " value, previous_value, negated)"
+            " VALUES (?, ?, ?, ?, ?, 'raw', 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (entry_id) DO NOTHING",
             [
                 p["entry_id"],
@@ -54,5 +56,10 @@ class EntryProjector:
                 p["canonical_key"],
                 p["session_id"],
                 source_time(p.get("said_at")),
+                # Fact fields: absent in events written before they existed (NULL/FALSE).
+                p.get("subject"),
+                p.get("value"),
+                p.get("previous_value"),
+                bool(p.get("negated", False)),
             ],
         )

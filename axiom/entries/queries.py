@@ -44,6 +44,10 @@ class EntryRow:
     build_id: str | None
     created_ts: datetime
     evidence: list[dict[str, Any]]
+    subject: str | None = None
+    value: str | None = None
+    previous_value: str | None = None
+    negated: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +64,10 @@ class EntryRow:
             "build_id": self.build_id,
             "created_ts": self.created_ts.isoformat(),
             "evidence": self.evidence,
+            "subject": self.subject,
+            "value": self.value,
+            "previous_value": self.previous_value,
+            "negated": self.negated,
         }
 
 
@@ -67,7 +75,7 @@ class EntryRow:
 _SAID_BY = "coalesce(said_at, created_ts) <= ?"
 _COLS = (
     "entry_id, entry_type, title, content_json, stage, status, session_id, canonical_key,"
-    " build_id, created_ts, evidence_json"
+    " build_id, created_ts, evidence_json, subject, value, previous_value, negated"
 )
 
 
@@ -86,6 +94,10 @@ def _row(r: tuple) -> EntryRow:
         build_id=r[8],
         created_ts=r[9],
         evidence=json.loads(r[10]) if r[10] else [],
+        subject=r[11],
+        value=r[12],
+        previous_value=r[13],
+        negated=bool(r[14]),
     )
 
 

@@ -8,9 +8,13 @@ What it finds, per message:
   prose like "the build failed", "에러", "오류") -> `error`; a later fix ("fixed by",
   "the fix was", "해결했", ...) within the next 20 messages is folded into the same entry,
   whose evidence then quotes both messages;
-- facts, kept deliberately narrow: project statements ("X uses Y", "runs on", "requires",
-  "`config.py` is ...") and first-person personal facts ("my name is", "I live in",
-  "I went to", "I have two kids", "I'm going to ...") -> `fact`;
+- facts (`axiom.extract.facts`): changes ("X was changed from A to B", "X is now B",
+  "no longer", "X에서 Y로 바꿨"), values ("the rate limit is 100 per minute"), attributes
+  of the speaker ("I live in", "my favorite X is"), first-person statements about the
+  speaker's life, people, plans and preferences ("I've started …", "my sister …", "저는 …
+  했어요"), and project statements ("X uses Y", "runs on") -> `fact` (a change some "we"
+  made -> `decision`), each with `subject`/`value`/`previous_value`/`negated` where stated;
+  the same subject and value is kept once per session; small talk is left out;
 - references: URLs, file paths, JIRA keys (`ABC-123`), GitHub issues (`owner/repo#12`,
   `#123`) -> `reference`, one entry per distinct reference at its first mention;
 - tasks: Claude Code `TodoWrite` tool calls and prose ("TODO:", "next step", "need to",
@@ -51,14 +55,29 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from axiom.extract.facts import (
+    FactMatch,
+    clause,
+    find_decision_fields,
+    find_fact,
+    is_question,
+)
+from axiom.extract.task_text import (
+    artifacts_in,
+    clauses,
+    status_update,
+    vague_title,
+    working_on,
+)
 from axiom.extract.types import (
     EntryType,
     ExtractedEntry,
     ExtractedEvidence,
     ExtractionResult,
+    FactFields,
     TaskFields,
     TaskInputProblem,
     TaskPriority,
@@ -68,9 +87,10 @@ from axiom.extract.types import (
 )
 from axiom.ingest.transcript import Message, Transcript
 
-RULESET_VERSION = "axiom.extract.rules/3"
+RULESET_VERSION = "axiom.extract.rules/4"
 # 2: TodoWrite problems kept as task_problems; 3: TodoWrite items quoted from the list
-# the Claude Code parser writes into the message text, which prose rules skip
+# the Claude Code parser writes into the message text, which prose rules skip; 4: stated
+# facts with subject/value/changes (axiom.extract.facts), tag questions read
 """Bump whenever a rule changes: its hash is the `prompt_hash` recorded with every build."""
 
 RULES_PROMPT_HASH = hashlib.sha256(RULESET_VERSION.encode("utf-8")).hexdigest()
@@ -320,6 +340,7 @@ _BLOCKED_SUBJECT_TAIL = _rx(
     r"\s*(?:(?:is|are|was|were|am|'s|'re|'m|currently|still|now|been|being|has|have|got)\s*)+$",
     re.I,
 )
+_NOW_TAIL = re.compile(r"\s+(?:right\s+now|now|currently|today|at\s+the\s+moment)\W*$", re.I)
 _KO_BLOCKED = re.compile(r"막혀|막혔|막힌|막힘")
 _KO_BLOCKER_LINK = re.compile(
     r"(?<!\S)(?P<blk>\S{1,40}(?:\s+\S{1,40}){0,4}?)\s*(?:때문에|(?:으)?로\s*인해|전까지|까지|에)\s*(?:막혀|막혔|막힌|막힘)"
@@ -374,33 +395,6 @@ _FACT_IS = re.compile(
     r"|frontend|server|repo|repository|project|app|api|cli|config|settings)"
     rf"|{_CODEY})\s+(?:is|are)\s+(?!not\b|n't|going\b|being\b|gonna\b|still\b|now\b)\S"
 )
-_FACT_PERSONAL = _rx(
-    r"\b(?:my\s+name\s+is|i\s+live\s+in|i(?:'ve|\s+have)\s+lived\s+in|i(?:'m|\s+am)\s+from"
-    r"|i\s+grew\s+up\s+in|i\s+work(?:ed)?\s+(?:as|at|for)\b|i\s+went\s+to|i\s+moved\s+to"
-    r"|i\s+joined|i\s+adopted"
-    r"|i\s+(?:have|own|'ve\s+got)\s+(?!(?:a|an)\s+(?:question|feeling|idea|lot|bit|few|little"
-    r"|good|great|chance|moment|sense|way|plan|hard|tough|busy)\b)"
-    r"(?:a|an|two|three|four|five|six|\d+|my\s+own)\s+\w"
-    r"|i(?:'m|\s+am)\s+going\s+to\s+(?!(?:say|ask|tell|check|try|look|see|need|have|guess"
-    r"|be\s+honest|go\s+with)\b)\w"
-    r"|i(?:'m|\s+am)\s+(?:a|an)\s+(?!(?:bit|little|lot)\b)\w+"
-    r"|my\s+favou?rite\s+[\w ]{1,30}?\s+(?:is|are)\b"
-    r"|i(?:'m|\s+am)\s+(?:really\s+|so\s+)?(?:keen\s+on|passionate\s+about|interested\s+in"
-    r"|allergic\s+to|married|engaged|divorced|retired|pregnant)\b"
-    r"|i\s+(?:really\s+|also\s+)?(?:love|enjoy|prefer)\s+(?!(?:it|that|this|you|your|those"
-    r"|these|the\s+way)\b)\w)",
-    re.I,
-)
-_FIRST_PERSON = _rx(r"\b(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b", re.I)
-_TIME_ANCHOR = re.compile(
-    r"\b(?:yesterday|last\s+(?:night|week|weekend|month|year|summer|winter|spring|fall"
-    r"|autumn|time|mon|tue|wed|thu|fri|sat|sun)\w*"
-    r"|(?:a|one|two|three|four|five|six|few|couple\s+of|\d+)\s+(?:days?|weeks?|months?"
-    r"|years?)\s+ago|(?:this|next)\s+(?:week|weekend|month|year|summer|winter|spring|fall)"
-    r"|in\s+(?:19|20)\d\d)\b",
-    re.I,
-)
-_MY_THING = _rx(r"^\W*my\s+(?:[\w-]+\s+){0,2}(?:is|are|was|were)\s+(?!not\b|n't)\S", re.I)
 _FACT_KO = re.compile(
     r"(?:제\s*)?이름은\s*\S|저는\s*\S+(?:입니다|이에요|예요)"
     r"|에\s*(?:살아요|살고\s*있|삽니다|산다|살았)"
@@ -512,6 +506,8 @@ class _Run:
         self.problems_seen: set[tuple[str, str, str]] = set()
         self.views: list[_View] = []
         self.sequence = 0
+        self.facts_said: set[tuple[str, str | None, str | None, str | None, bool]] = set()
+        self.statements: dict[tuple[int, str], int] = {}  # (message, subject) -> draft
 
     def add(
         self,
@@ -521,10 +517,32 @@ class _Run:
         content: str,
         evidence: tuple[ExtractedEvidence, ...],
         task: TaskFields | None = None,
+        fact: FactFields | None = None,
     ) -> None:
         if not normalize_title(title) or not evidence or not all(e.quote for e in evidence):
             return
-        entry = ExtractedEntry.create(self.session_id, type, title, content, evidence, task)
+        if fact is not None and (fact.value is not None or fact.negated):
+            said = (type, fact.subject, fact.value, fact.previous_value, fact.negated)
+            if said in self.facts_said:
+                return  # the same subject and value once per session
+            self.facts_said.add(said)
+        elif type == "fact" and fact is not None and fact.subject is not None:
+            # Statements of one speaker about themselves in one message are one memory
+            # with one quote per statement, not one entry per sentence.
+            key = (at[0], fact.subject)
+            where = self.statements.get(key)
+            if where is not None:
+                draft_key, kept = self.drafts[where]
+                if not any(e.quote == q.quote for e in kept.evidence for q in evidence):
+                    merged = replace(
+                        kept,
+                        evidence=kept.evidence + evidence,
+                        content=f"{kept.content}\n{content}",
+                    )
+                    self.drafts[where] = (draft_key, merged)
+                return
+            self.statements[key] = len(self.drafts)
+        entry = ExtractedEntry.create(self.session_id, type, title, content, evidence, task, fact)
         self.sequence += 1
         self.drafts.append(((at[0], at[1], _RANK[type], self.sequence), entry))
 
@@ -644,12 +662,12 @@ class _Run:
                 )
                 break
             sentence = text[unit.start : unit.end]
-            if sentence.rstrip("\"')]*").endswith(("?", "？")):
-                continue  # questions state nothing
+            if sentence.rstrip("\"')]*").endswith(("?", "？")) and is_question(sentence):
+                continue  # questions state nothing (a tag question like "right?" does)
             at = (message.index, unit.start)
             if self._decision(view, unit, sentence, at):
                 continue
-            if self._task(view, unit, sentence, at):
+            if self._tasks(view, unit, sentence):
                 continue
             self._fact(view, unit, sentence, at, personal_ok, speaker)
 
@@ -659,11 +677,32 @@ class _Run:
             if m and not _negated(sentence, m.start()):
                 evidence = view.quote(unit.start + m.start(), unit.start + m.end())
                 title = _title(sentence, drop_label=True)
-                self.add(at, "decision", title, evidence.quote, (evidence,))
+                fact = find_decision_fields(sentence)
+                self.add(at, "decision", title, evidence.quote, (evidence,), fact=fact)
                 return True
         return False
 
+    def _tasks(self, view: _View, unit: _Unit, sentence: str) -> bool:
+        """Task mentions of each clause ("…; X is blocked by OPS-77" is its own mention)."""
+        found = False
+        for start, end in clauses(sentence):
+            part = _Unit(unit.start + start, unit.start + end, unit.segment)
+            at = (view.message.index, part.start)
+            found = self._task(view, part, sentence[start:end], at) or found
+        return found
+
+    def _status_update(self, view: _View, unit: _Unit, sentence: str, at: tuple[int, int]) -> bool:
+        update = status_update(sentence)
+        if update is None:
+            return False
+        evidence = view.quote(unit.start + update.start, unit.start + update.end)
+        task = TaskFields(title=update.title, status=update.status, update_only=True)
+        self.add(at, "task_note", _title(update.title), evidence.quote, (evidence,), task)
+        return True
+
     def _task(self, view: _View, unit: _Unit, sentence: str, at: tuple[int, int]) -> bool:
+        if self._status_update(view, unit, sentence, at):
+            return True
         blocked = _TASK_BLOCKED.search(sentence)
         if blocked and _negated(sentence, blocked.start()):
             blocked = None
@@ -674,16 +713,20 @@ class _Run:
             if what and not _negated(sentence, what.start()):
                 break
             what = None
+        working = None if what else working_on(sentence)
+        what = what or working
         ko_need = _KO_NEED.search(sentence)
         if not (blocked or ko_blocked or what or ko_need):
             return False
         blocked_by: list[str] = []
         subject = ""
         if blocked:
-            raw = blocked.group("blk")
-            end = _BLOCKER_END.search(raw)
-            raw = raw[: end.start()] if end else raw
+            tail = blocked.group("blk")
+            end = _BLOCKER_END.search(tail)
+            raw = tail[: end.start()] if end else tail
             blocked_by = [_strip_blocker(b) for b in _BLOCKER_SPLIT.split(raw)]
+            # Keep the ticket keys and URLs of the blocker even where its text was cut.
+            blocked_by += [a for a in artifacts_in(tail) if not any(a in b for b in blocked_by)]
             subject = _BLOCKED_SUBJECT_TAIL.sub("", sentence[: blocked.start()])
             subject = _ARTICLE.sub("", _LABEL.sub("", subject.strip()))
         elif ko_blocked:
@@ -693,10 +736,11 @@ class _Run:
             cut = what.group("what")
             if blocked and blocked.start() > what.start("what"):
                 cut = sentence[what.start("what") : blocked.start()]
+            if working is not None:  # "I'm working on the retry logic now" → "Retry logic"
+                cut = _ARTICLE.sub("", _NOW_TAIL.sub("", _cut_clause(cut)))
             title = _title(_cut_clause(cut), capitalize=True)
-            vague = len(title) < 3 or (title.isascii() and " " not in title)
-            if vague and not (blocked or ko_blocked):
-                return False  # "... where you need to be." names no task
+            if vague_title(title) or (len(title) < 3 and not (blocked or ko_blocked)):
+                return False  # "TODO: Fix", "do it", "… where you need to be" name no task
         elif subject and subject.split(" ", 1)[0].lower() not in _PRONOUNS and len(subject) >= 2:
             title = _title(subject, capitalize=True)
         else:
@@ -706,6 +750,8 @@ class _Run:
         trigger = blocked or ko_blocked or what or ko_need
         assert trigger is not None
         status: TaskStatus = "blocked" if (blocked or ko_blocked) else "pending"
+        if working is not None and status == "pending":
+            status = "in_progress"
         evidence = view.quote(unit.start + trigger.start(), unit.start + trigger.end())
         task = TaskFields(title=title, status=status, blocked_by=tuple(blocked_by), source="text")
         self.add(at, "task_note", title, evidence.quote, (evidence,), task)
@@ -720,26 +766,18 @@ class _Run:
         personal_ok: bool,
         speaker: str,
     ) -> None:
-        body = sentence
-        m = _FACT_VERB.match(body) or _FACT_IS.match(body)
-        personal = False
-        if m and m.group("subj").strip("`'\"").split(" ", 1)[0].lower() in _PRONOUNS:
-            m = None
-        if m is None and personal_ok:
-            m = _FACT_PERSONAL.search(body) or _MY_THING.match(body)
-            if m is None and _FIRST_PERSON.search(body):
-                m = _TIME_ANCHOR.search(body)  # "I ran a charity race last Saturday"
-            personal = m is not None
-        if m is None:
-            m = _FACT_KO.search(body)
-        if m is None or _negated(sentence, m.start()):
+        found = find_fact(sentence, speaker or view.message.role, personal_ok)
+        if found is None:
+            found = _project_fact(sentence)
+        if found is None or (found.kind != "change" and _negated(sentence, found.start)):
             return
-        evidence = view.quote(unit.start + m.start(), unit.start + m.end())
+        evidence = view.quote(unit.start + found.start, unit.start + found.end)
         title = _title(sentence, drop_label=True)
+        personal = found.kind in ("personal", "attribute")
         if personal and speaker:
             title = f"{speaker}: {title}"
         content = f"{speaker}: {evidence.quote}" if personal and speaker else evidence.quote
-        self.add(at, "fact", title, content, (evidence,))
+        self.add(at, found.type, title, content, (evidence,), fact=found.fields)
 
     # ---------------------------------------------------------------- references
 
@@ -912,6 +950,20 @@ class _Run:
             cut = content.rfind(" ", 0, MAX_QUOTE)
             content = content[: cut if cut > MAX_QUOTE // 2 else MAX_QUOTE]
         return ExtractedEvidence(here, content)
+
+
+def _project_fact(sentence: str) -> FactMatch | None:
+    """Project statements: "X uses Y", "X runs on Y", "`config.py` is ..." (Korean: "X를
+    사용한다"), with X as subject and what follows the verb as value."""
+    m = _FACT_VERB.match(sentence) or _FACT_IS.match(sentence)
+    if m and m.group("subj").strip("`'\"").split(" ", 1)[0].lower() not in _PRONOUNS:
+        subject = _ARTICLE.sub("", m.group("subj").strip("`'\" ")) or None
+        fields = FactFields(subject, clause(sentence[m.end() - 1 :]) or None)
+        return FactMatch(m.start(), m.end(), "fact", "value", fields)
+    m = _FACT_KO.search(sentence)
+    if m:
+        return FactMatch(m.start(), m.end(), "fact", "value", FactFields())
+    return None
 
 
 def _strip_blocker(text: str) -> str:

@@ -187,7 +187,8 @@ class TaskFields:
     `status` and `priority` are None when the source did not say, or said something that
     is not one of the choices: then `problems` holds what it said (``unknown_status`` with
     the original value, ...). `source` tells whether the task came from a Claude Code
-    TodoWrite call or from prose.
+    TodoWrite call or from prose. `update_only` marks a status report about a task that
+    should already exist ("X is done", "X is still blocked"): it never creates one.
     """
 
     title: str
@@ -196,10 +197,13 @@ class TaskFields:
     blocked_by: tuple[str, ...] = ()
     source: TaskSource = "text"
     problems: tuple[TaskInputProblem, ...] = ()
+    update_only: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.title, str):
             raise ValueError("task title must be a string")
+        if not isinstance(self.update_only, bool):
+            raise ValueError("task update_only must be a bool")
         _require_choice(self.status, TASK_STATUSES, "task status", optional=True)
         _require_choice(self.priority, TASK_PRIORITIES, "task priority", optional=True)
         _require_choice(self.source, TASK_SOURCES, "task source", optional=False)
@@ -222,6 +226,8 @@ class TaskFields:
         }
         if self.problems:  # absent when empty, so entries without problems keep their payload
             data["problems"] = [p.to_json() for p in self.problems]
+        if self.update_only:  # likewise absent unless set
+            data["update_only"] = True
         return data
 
     @classmethod
@@ -238,12 +244,37 @@ class TaskFields:
             blocked_by=tuple(blocked_by),
             source=data.get("source", "text"),
             problems=_problems(data.get("problems"), "task problems"),
+            update_only=data.get("update_only", False),
         )
+
+
+FACT_FIELDS: tuple[str, ...] = ("subject", "value", "previous_value", "negated")
+
+
+@dataclass(frozen=True)
+class FactFields:
+    """What a fact or decision states, for conflict detection across sessions.
+
+    `subject` is who or what the statement is about ("Caroline", "rate limit of the api",
+    "payments-service datastore"); `value` the stated value ("100 per minute",
+    "PostgreSQL"); `previous_value` the value a change replaced ("switched from A to B"
+    → previous "A", value "B"); `negated` marks a denial ("no longer uses A" → previous
+    "A", value None, negated). All None/False when the rule did not state them.
+    """
+
+    subject: str | None = None
+    value: str | None = None
+    previous_value: str | None = None
+    negated: bool = False
 
 
 @dataclass(frozen=True)
 class ExtractedEntry:
-    """One proposed memory: what it says (`title`, `content`) and where it came from."""
+    """One proposed memory: what it says (`title`, `content`) and where it came from.
+
+    `subject`, `value`, `previous_value` and `negated` are the `FactFields` (see there);
+    events written before they existed read back as None/False.
+    """
 
     entry_id: str
     type: EntryType
@@ -257,6 +288,7 @@ class ExtractedEntry:
     subject: str | None = None
     value: str | None = None
     previous_value: str | None = None
+    negated: bool = False  # the statement denies the subject's (previous) value
 
     def __post_init__(self) -> None:
         for name in ("subject", "value", "previous_value"):
@@ -273,6 +305,11 @@ class ExtractedEntry:
             raise ValueError("evidence must be a tuple of ExtractedEvidence")
         if self.task is not None and not isinstance(self.task, TaskFields):
             raise ValueError("task must be TaskFields or None")
+        for name in FACT_FIELDS[:3]:
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a string or None")
+        if not isinstance(self.negated, bool):
+            raise ValueError("negated must be a bool")
 
     @classmethod
     def create(
@@ -283,12 +320,12 @@ class ExtractedEntry:
         content: str,
         evidence: tuple[ExtractedEvidence, ...],
         task: TaskFields | None = None,
-        subject: str | None = None,
-        value: str | None = None,
-        previous_value: str | None = None,
+        fact: FactFields | None = None,
     ) -> ExtractedEntry:
-        """Build an entry whose id is derived with `make_entry_id`."""
+        """Build an entry whose id is derived with `make_entry_id` (the fact fields do not
+        enter the id, so adding them never changes an entry's identity)."""
         first = evidence[0].message_index if evidence else None
+        fact = fact or FactFields()
         return cls(
             entry_id=make_entry_id(session_id, type, title, first),
             type=type,
@@ -296,10 +333,23 @@ class ExtractedEntry:
             content=content,
             evidence=evidence,
             task=task,
-            subject=subject,
-            value=value,
-            previous_value=previous_value,
+            subject=fact.subject,
+            value=fact.value,
+            previous_value=fact.previous_value,
+            negated=fact.negated,
         )
+
+    def fact_json(self) -> dict[str, Any]:
+        """The fact fields that are set (subject, value, previous_value, negated when true).
+
+        Absent keys mean "not stated", so payloads of entries without them stay as they were.
+        """
+        data: dict[str, Any] = {
+            name: getattr(self, name) for name in FACT_FIELDS[:3] if getattr(self, name) is not None
+        }
+        if self.negated:
+            data["negated"] = True
+        return data
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -309,9 +359,7 @@ class ExtractedEntry:
             "content": self.content,
             "evidence": [e.to_json() for e in self.evidence],
             "task": self.task.to_json() if self.task is not None else None,
-            "subject": self.subject,
-            "value": self.value,
-            "previous_value": self.previous_value,
+            **self.fact_json(),
         }
 
     @classmethod
@@ -332,6 +380,7 @@ class ExtractedEntry:
             subject=data.get("subject"),
             value=data.get("value"),
             previous_value=data.get("previous_value"),
+            negated=data.get("negated", False),
         )
 
 

@@ -32,7 +32,6 @@ from axiom.conflicts.detector import (
     contradictions,
     restates,
 )
-from axiom.conflicts.projector import subject_fields
 from axiom.conflicts.queries import believed_facts, fact_statuses, list_conflicts
 from axiom.entries.queries import corroboration_pool
 from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote, quote_hash
@@ -579,9 +578,6 @@ class _BuildWriter:
         self.append(
             ENTRY_CREATED,
             {
-                "subject": subject,
-                "value": value,
-                "previous_value": previous_value,
                 "said_at": said_at,
                 "entry_id": eid,
                 "session_id": self.session_id,
@@ -592,6 +588,7 @@ class _BuildWriter:
                 "canonical_key": canonical_key,
                 "evidence": evidence,
                 "embedding_version": self.pipeline.embedding_version,
+                **entry.fact_json(),  # subject/value/previous_value/negated, when stated
             },
             eid,
         )

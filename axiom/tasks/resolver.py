@@ -21,7 +21,9 @@ For each `TaskMention`, in order:
    match (see `axiom.tasks.matcher`) is the same task and the new wording becomes an
    alias; else a new task is created (`decide_create`: never done on creation, blocked
    without blockers gets a placeholder condition). Non-strict candidates are kept on the
-   receipt as possible duplicates.
+   receipt as possible duplicates. A mention marked `update_only` (a status report from
+   prose) that matches no task creates none: one ``task_input_rejected`` with reason
+   ``no_task_to_update``.
 4. **Stale observations.** A mention observed before the newest status observation
    already recorded for the task (``observed_at`` older) does not move status or
    priority: a differing status is recorded as ``task_transition_rejected`` with reason
@@ -104,6 +106,8 @@ log = logging.getLogger(__name__)
 __all__ = ["RejectedInput", "TaskMention", "TaskResolver", "load_task_state", "matcher_texts"]
 
 REASON_STALE = "stale_observation"
+# A status report ("X is done", "X is still blocked") naming no existing task.
+REASON_NO_TASK_TO_UPDATE = "no_task_to_update"
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,7 @@ class TaskMention:
     source: str = "text"
     observed_at: datetime | None = None
     problems: tuple[tuple[str, Any, str], ...] = ()
+    update_only: bool = False
 
     def __post_init__(self) -> None:
         blocked = self.blocked_by
@@ -169,6 +174,7 @@ class TaskMention:
             problems=tuple(
                 (p.field, p.value, p.reason) for p in getattr(task, "problems", None) or ()
             ),
+            update_only=bool(getattr(task, "update_only", False)),
         )
 
 
@@ -437,6 +443,19 @@ class TaskResolver:
             "source": m.source if isinstance(m.source, str) else None,
         }
 
+        if target is None and m.update_only:
+            # "X is done" about no known task: record it, create nothing.
+            return [
+                self._rejection(
+                    mkey,
+                    task_id=None,
+                    entry_id=entry_id,
+                    session_id=session_id,
+                    field="mention",
+                    value=title,
+                    reason=REASON_NO_TASK_TO_UPDATE,
+                )
+            ]
         if target is None:
             task_id = entity_id_for(key)
             resolved = self._blockers(m, task_id, entry_id, session_id, observed)

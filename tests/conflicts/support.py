@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from axiom.extract.types import ExtractedEntry, ExtractedEvidence, ExtractionResult
+from axiom.extract.types import ExtractedEntry, ExtractedEvidence, ExtractionResult, FactFields
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline.process import Pipeline, process_session
@@ -41,9 +41,9 @@ class ScriptedExtractor:
                 said.text,
                 said.text,
                 (ExtractedEvidence(i, said.text),),
-                subject=said.subject,
-                value=said.value,
-                previous_value=said.previous_value,
+                fact=FactFields(
+                    subject=said.subject, value=said.value, previous_value=said.previous_value
+                ),
             )
             for i, said in enumerate(self.script[transcript.session_id])
         )

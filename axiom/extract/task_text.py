@@ -1,0 +1,189 @@
+"""Task mentions in prose, beyond "need to" / "blocked by": the pieces `rules` uses.
+
+* `clauses(sentence)`: a compound sentence split at ";" and ", and then" / "and then", so
+  "I'm on the retry logic; the export is blocked by OPS-77" is two mentions, not one task
+  titled with both clauses.
+* `status_update(clause)`: "X is still blocked", "X is unblocked" / "no longer blocked",
+  "X is done" / "Done: X", "X 완료", "X 막힘 해제" — a status for a task named by its
+  subject. These only update a task that already exists (`TaskFields.update_only`): "the
+  pizza is done" creates nothing.
+* `working_on(clause)`: "I'm working on X" → X, in progress.
+* `artifacts_in(text)`: ticket keys (OPS-77), issue numbers (#412, owner/repo#12) and URLs,
+  so a blocker keeps them even when its text is cut at a parenthesis or a comma.
+* `vague_title(title)`: "Fix", "Do it", "Handle that", "Do something about it" name no task.
+
+All patterns are linear: bounded repetitions or literal separators.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from axiom.extract.types import TaskStatus
+
+
+def _rx(pattern: str, flags: int = re.I) -> re.Pattern[str]:
+    return re.compile(pattern.replace("'", "['’]"), flags)
+
+
+_CLAUSE_BREAK = _rx(r"\s*;\s*|,?\s+and\s+then\s+|\s+[-–—]\s+(?=\S)")
+
+
+def clauses(sentence: str) -> list[tuple[int, int]]:
+    """(start, end) of each clause of `sentence`, in order, without the separators."""
+    out: list[tuple[int, int]] = []
+    cursor = 0
+    for m in _CLAUSE_BREAK.finditer(sentence):
+        if m.start() > cursor:
+            out.append((cursor, m.start()))
+        cursor = m.end()
+    if cursor < len(sentence):
+        out.append((cursor, len(sentence)))
+    return out or [(0, len(sentence))]
+
+
+@dataclass(frozen=True)
+class StatusUpdate:
+    """`clause[start:end]` says task `title` is now `status`."""
+
+    title: str
+    status: TaskStatus
+    start: int
+    end: int
+
+
+# An optional label first ("Status:", "Good news:"), then the subject.
+_SUBJECT = r"(?:[^\W\d][\w ]{0,20}[:：]\s*)?(?P<subj>[^\s,;:!?][^,;:!?]{1,80}?)"
+_BE = r"(?:is|are|was|were|has\s+been|have\s+been|got|'s|'re)"
+_STATUS_EN: list[tuple[re.Pattern[str], TaskStatus]] = [
+    (
+        _rx(rf"^\W*{_SUBJECT}\s+{_BE}\s+(?:still|again)\s+blocked\b(?!\s+(?:by|on)\b)"),
+        "blocked",
+    ),
+    (
+        _rx(
+            rf"^\W*{_SUBJECT}\s+{_BE}\s+(?:now\s+|finally\s+)?(?:unblocked|no\s+longer\s+blocked"
+            r"|not\s+blocked\s+any\s?more)\b"
+        ),
+        "in_progress",
+    ),
+    (
+        _rx(
+            rf"^\W*{_SUBJECT}\s+{_BE}\s+(?:now\s+|finally\s+|all\s+|completely\s+)?(?:done"
+            r"|finished|complete|completed|merged|shipped)\b"
+        ),
+        "done",
+    ),
+    (_rx(r"^\W*(?:done|finished|completed)\s*[:：\-–]\s*(?P<subj>\S[^;!?]{1,80})"), "done"),
+]
+_STATUS_HINT = re.compile(r"blocked|done|finished|complete|merged|shipped|완료|막혀|막힘", re.I)
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
+_KO_SUBJECT = r"(?P<subj>[^\s,.!?][^,.!?]{0,40}?)"
+_STATUS_KO: list[tuple[re.Pattern[str], TaskStatus]] = [
+    (
+        re.compile(
+            rf"^\W*{_KO_SUBJECT}\s*(?:은|는|이|가)?\s*(?:막힘\s*해제|더\s*이상\s*막혀\s*있지\s*않)"
+        ),
+        "in_progress",
+    ),
+    (
+        re.compile(rf"^\W*{_KO_SUBJECT}\s*(?:은|는|이|가)?\s*(?:아직|여전히)\s*막혀"),
+        "blocked",
+    ),
+    (
+        re.compile(
+            rf"^\W*{_KO_SUBJECT}\s*(?:은|는|이|가|을|를)?\s*완료(?:했|됐|되었|함|입니다|다|\s*$|\s*[.!])"
+        ),
+        "done",
+    ),
+]
+_SUBJECT_LEAD = _rx(
+    r"^(?:(?:so|and|but|ok|okay|also|update|fyi|good\s+news|btw)\W+)*(?:the|our|this|my|a)\s+"
+)
+_PRONOUN_SUBJECT = _rx(r"^(?:it|that|this|everything|all|which|i|we|you|they|he|she)$")
+
+
+def status_update(clause: str) -> StatusUpdate | None:
+    """The status a clause gives a task named by its subject, or None."""
+    if not _STATUS_HINT.search(clause):
+        return None
+    patterns = [*_STATUS_KO, *_STATUS_EN] if _HANGUL.search(clause) else _STATUS_EN
+    for pattern, status in patterns:
+        m = pattern.search(clause)
+        if m is None:
+            continue
+        title = _SUBJECT_LEAD.sub("", m.group("subj").strip()).strip(" `'\"*").rstrip(".")
+        if not title or _PRONOUN_SUBJECT.match(title) or vague_title(title, allow_noun=True):
+            return None
+        return StatusUpdate(title, status, m.start(), m.end())
+    return None
+
+
+_WORKING_ON = _rx(
+    r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:currently\s+|now\s+|still\s+)?working\s+on\s+"
+    r"(?P<what>\S[^;!?]{2,120})"
+)
+
+
+def working_on(clause: str) -> re.Match[str] | None:
+    """ "I'm working on the retry logic" → a match whose group "what" is the task."""
+    return _WORKING_ON.search(clause)
+
+
+_ARTIFACT = re.compile(
+    r"\bhttps?://[^\s<>\"'`)\]]+"
+    r"|(?<![\w/.-])[A-Za-z0-9][\w.-]*/[\w.-]+#\d+(?!\w)"
+    r"|(?<![\w-])[A-Z][A-Z0-9]{1,9}-[1-9]\d{0,6}(?![\w-])"
+    r"|(?<![\w&/#])#\d{1,6}(?!\w)"
+)
+
+
+def artifacts_in(text: str) -> list[str]:
+    """Ticket keys, issue numbers and URLs in `text`, in order, once each."""
+    found = [m.group().rstrip(".,;:!?'\"") for m in _ARTIFACT.finditer(text)]
+    return list(dict.fromkeys(found))
+
+
+_EMPTY_OBJECT = frozenset(
+    [
+        "it",
+        "that",
+        "this",
+        "those",
+        "these",
+        "them",
+        "something",
+        "anything",
+        "everything",
+        "stuff",
+        "things",
+        "thing",
+        "about",
+        "one",
+        "ones",
+        "there",
+        "here",
+        "so",
+        "now",
+        "again",
+        "later",
+        "soon",
+        "too",
+        "please",
+    ]
+)
+
+
+def vague_title(title: str, allow_noun: bool = False) -> bool:
+    """True for titles that name no task: one bare word ("Fix"; unless `allow_noun`,
+    for a subject like "Deploy") or a verb whose object is only pronouns and fillers ("Do
+    it", "Handle that", "Do something about it")."""
+    words = re.findall(r"[^\W_]+", title.casefold())
+    if not words:
+        return True
+    if not title.isascii():
+        return len(title.strip()) < 2
+    if len(words) == 1:
+        return not allow_noun
+    return all(w in _EMPTY_OBJECT for w in words[1:])

@@ -1,0 +1,93 @@
+"""Tasks from prose across sessions, through the real pipeline: compound sentences become
+separate tasks, a blocker keeps its ticket key, later sessions saying "still blocked",
+"unblocked" or "done" (also "완료") update the same task, and a status report about no
+known task or a title without an object creates nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from axiom.extract.rules import RuleExtractor
+from axiom.ingest.importer import ingest_transcripts
+from axiom.ingest.transcript import Message, Transcript
+from axiom.pipeline.process import Pipeline, process_session
+from axiom.store.db import Database
+from axiom.tasks.queries import BlockedTask, list_blocked_tasks, list_tasks
+
+
+def _run(db: Database, tmp_path: Path, sid: str, *texts: str) -> None:
+    transcript = Transcript(
+        sid, "shop", "json", tuple(Message(i, "user", t) for i, t in enumerate(texts))
+    )
+    ingest_transcripts(db, [transcript])
+    pipeline = Pipeline(extractor=RuleExtractor(), workdir=tmp_path / "idris")
+    assert process_session(db, sid, pipeline).status == "success"
+
+
+def _tasks(db: Database) -> dict[str, str]:
+    with db.read() as conn:
+        return {t.title: t.status for t in list_tasks(conn, project="shop")}
+
+
+def _blocked(db: Database) -> list[BlockedTask]:
+    with db.read() as conn:
+        return list_blocked_tasks(conn, project="shop")
+
+
+def test_a_compound_sentence_gives_two_tasks_and_the_blocker_keeps_its_ticket_key(
+    db: Database, tmp_path: Path
+) -> None:
+    _run(
+        db,
+        tmp_path,
+        "s1",
+        "Right now I'm working on the invoice retry logic; the refund report is blocked by OPS-77.",
+    )
+    tasks = _tasks(db)
+    assert tasks == {"Invoice retry logic": "in_progress", "Refund report": "blocked"}
+    (blocked,) = _blocked(db)
+    assert blocked.task.title == "Refund report"
+    assert any("OPS-77" in b.title or "OPS-77" in b.raw_text for b in blocked.blockers)
+
+
+def test_a_blocker_in_parentheses_still_resolves_to_its_ticket(
+    db: Database, tmp_path: Path
+) -> None:
+    _run(db, tmp_path, "s1", "The CSV importer is blocked by infra (SRE-12) this week.")
+    (blocked,) = _blocked(db)
+    assert any(b.kind == "artifact" and "SRE-12" in b.title for b in blocked.blockers)
+
+
+def test_later_sessions_move_the_same_task(db: Database, tmp_path: Path) -> None:
+    _run(db, tmp_path, "s1", "The refund report is blocked by OPS-77.")
+    _run(db, tmp_path, "s2", "Status: the refund report is still blocked.")
+    assert _tasks(db) == {"Refund report": "blocked"}
+    (blocked,) = _blocked(db)
+    assert blocked.blockers  # "still blocked" keeps the blocker it had
+    _run(db, tmp_path, "s3", "Good news: the refund report is unblocked now.")
+    assert _tasks(db) == {"Refund report": "in_progress"}
+    _run(db, tmp_path, "s4", "The refund report is done.")
+    assert _tasks(db) == {"Refund report": "done"}
+
+
+def test_korean_done_updates_the_task(db: Database, tmp_path: Path) -> None:
+    _run(db, tmp_path, "s1", "할 일: 환불 리포트 정리")
+    assert _tasks(db) == {"환불 리포트 정리": "pending"}
+    _run(db, tmp_path, "s2", "환불 리포트 정리 완료했습니다.")
+    assert _tasks(db) == {"환불 리포트 정리": "done"}
+
+
+def test_status_reports_about_unknown_things_and_vague_titles_create_no_task(
+    db: Database, tmp_path: Path
+) -> None:
+    _run(
+        db,
+        tmp_path,
+        "s1",
+        "The pizza is done.",
+        "TODO: Fix",
+        "Next step: do it.",
+        "We need to handle that.",
+        "We need to do something about it.",
+    )
+    assert _tasks(db) == {}
