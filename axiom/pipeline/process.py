@@ -32,6 +32,7 @@ from axiom.conflicts.detector import (
     contradictions,
     restates,
 )
+from axiom.conflicts.projector import subject_fields
 from axiom.conflicts.queries import believed_facts, fact_statuses, list_conflicts
 from axiom.entries.queries import corroboration_pool
 from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote, quote_hash
