@@ -94,15 +94,51 @@ def env_path(env: Mapping[str, str], name: str, default: Path) -> Path:
     return Path(raw).expanduser() if raw and raw.strip() else default
 
 
+def env_secret(env: Mapping[str, str], name: str) -> str:
+    """A secret from `NAME`, or from the file that `NAME_FILE` names (Docker/systemd style)."""
+    file_name = env.get(f"{name}_FILE", "").strip()
+    if not file_name:
+        return env_str(env, name, "")
+    try:
+        return Path(file_name).expanduser().read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise SettingsError(f"{name}_FILE={file_name!r}: cannot read it ({exc.strerror})") from None
+
+
+def env_paths(env: Mapping[str, str], name: str, default: tuple[Path, ...]) -> tuple[Path, ...]:
+    """A list of directories separated by `os.pathsep` (`:` on Linux), each made absolute."""
+    raw = env_str(env, name, "")
+    if not raw:
+        return default
+    parts = [p.strip() for p in raw.split(os.pathsep) if p.strip()]
+    paths = tuple(Path(p).expanduser() for p in parts)
+    relative = [str(p) for p in paths if not p.is_absolute()]
+    if relative:
+        raise SettingsError(f"{name}={raw!r}: expected absolute paths, got {relative}")
+    return tuple(p.resolve() for p in paths)
+
+
+def claude_projects_dir(env: Mapping[str, str]) -> Path:
+    """Where Claude Code keeps transcripts: `$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`."""
+    config_dir = env_path(env, "CLAUDE_CONFIG_DIR", Path.home() / ".claude")
+    return (config_dir / "projects").resolve()
+
+
 @dataclass(frozen=True)
 class Settings:
     """The parsed AXIOM_* variables (the README lists each with its default)."""
 
     data_dir: Path
+    # Bearer token for the API (and, when set, for every page); empty = the data dir's token.
+    auth_token: str = ""
+    # Folders a path sent to the server (import page, hook transcript_path) must lie under.
+    import_roots: tuple[Path, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
         return cls(
             data_dir=env_path(env, "AXIOM_DATA_DIR", Path("data")).resolve(),
+            auth_token=env_secret(env, "AXIOM_AUTH_TOKEN"),
+            import_roots=env_paths(env, "AXIOM_IMPORT_ROOTS", (claude_projects_dir(env),)),
         )

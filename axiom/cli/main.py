@@ -14,6 +14,7 @@ from axiom.cli.pipeline import process_sessions, summarize
 from axiom.cli.pipeline import register as register_pipeline_commands
 from axiom.cli.retrieval import register as register_retrieval_commands
 from axiom.cli.tasks import register as register_task_commands
+from axiom.cli.token import register as register_token_command
 from axiom.config import AxiomConfig
 from axiom.ingest.formats import PARSERS, discover
 from axiom.ingest.importer import import_paths
@@ -117,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_task_commands(sub)
     register_retrieval_commands(sub)
     register_outbox_commands(sub)
+    register_token_command(sub)
     return parser
 
 
