@@ -20,7 +20,33 @@ UtcDatetime = Annotated[datetime | None, AfterValidator(_as_utc)]
 
 
 class ErrorOut(Schema):
-    detail: str
+    # A message, or (422 from request validation) pydantic's list of what was wrong.
+    detail: str | list[dict[str, Any]]
+
+
+# Upper bound of every page / offset number: far beyond any store, far below DuckDB's INT64.
+MAX_PAGE = 1_000_000_000
+MAX_OFFSET = 1_000_000_000
+
+# Error statuses every operation may answer (401 only when AXIOM_AUTH_TOKEN is set;
+# 422: a parameter out of range; 503: no database yet).
+READ_ERRORS: dict[int, type[Schema]] = {401: ErrorOut, 422: ErrorOut, 503: ErrorOut}
+# A write may also answer: 400 malformed JSON, 403 another origin, 404 unknown id,
+# 413 body over 1 MB, 415 not application/json.
+WRITE_ERRORS: dict[int, type[Schema]] = {
+    **READ_ERRORS,
+    400: ErrorOut,
+    403: ErrorOut,
+    404: ErrorOut,
+    413: ErrorOut,
+    415: ErrorOut,
+}
+
+
+def responses(ok: Any, *errors: int, write: bool = False) -> dict[int, Any]:
+    """The `response={...}` of an operation: its 200 shape, the shared errors and `errors`."""
+    shared = WRITE_ERRORS if write else READ_ERRORS
+    return {200: ok, **shared, **{status: ErrorOut for status in errors}}
 
 
 class HealthOut(Schema):
@@ -28,13 +54,12 @@ class HealthOut(Schema):
     events: int
     sessions: int
     messages: int
-    data_dir: str
     data_dir_ok: bool
     lock_wait_ms: float
 
 
 class PageParams(Schema):
-    page: int = Field(1, ge=1)
+    page: int = Field(1, ge=1, le=MAX_PAGE)
     per_page: int = Field(25, ge=1, le=200)
 
 

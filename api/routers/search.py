@@ -3,12 +3,13 @@ budget), `/search/timeline` (layer 2) and `/search/details` (layer 3) for one hi
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 
 from api.errors import NotFound
+from api.schemas import responses
 from axiom.retrieval.disclosure import MAX_BUDGET, details, disclose, parse_hit_id, timeline
 from axiom.retrieval.search import MAX_K, QueryError
 from config.stores import get_database, get_search_service
@@ -32,7 +33,7 @@ class HitParams(Schema):
     id: str = Field(..., description="a hit id: entry:<id> or message:<session>:<index>")
 
 
-@router.get("/search")
+@router.get("/search", response=responses(dict[str, Any]))
 def search(request: HttpRequest, params: Query[SearchParams]) -> dict:
     """Hybrid search over memory entries and messages: each hit has its score breakdown,
     a confidence tier (high / suggested / none) and a citation id."""
@@ -52,7 +53,7 @@ def _hit_id(raw: str) -> str:
     return raw
 
 
-@router.get("/search/timeline")
+@router.get("/search/timeline", response=responses(dict[str, Any], 404))
 def search_timeline(request: HttpRequest, params: Query[HitParams]) -> dict:
     """Layer 2: the messages around a hit in its session."""
     hit_id = _hit_id(params.id)
@@ -63,7 +64,7 @@ def search_timeline(request: HttpRequest, params: Query[HitParams]) -> dict:
     return found
 
 
-@router.get("/search/details")
+@router.get("/search/details", response=responses(dict[str, Any], 404))
 def search_details(request: HttpRequest, params: Query[HitParams]) -> dict:
     """Layer 3: an entry with its evidence and citations, or a whole message."""
     hit_id = _hit_id(params.id)

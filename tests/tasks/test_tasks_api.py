@@ -118,7 +118,7 @@ def web(site: Database) -> Client:
                 TaskMention("w2", "s1", "Move DNS to the new provider", "in_progress", evidence_aligned=True),
             ]
         )  # fmt: skip
-    return Client()
+    return Client(headers={"Authorization": f"Bearer {stores.get_api_token()}"})
 
 
 def _condition(db: Database, text: str) -> str:
