@@ -26,7 +26,7 @@ class EntryFilters(Schema):
 
 
 class ApprovalIn(Schema):
-    approved_by: str = Field(..., max_length=200)
+    approved_by: str = Field(..., max_length=200, pattern=r"\S")
     note: str = Field("", max_length=2000)
 
 
