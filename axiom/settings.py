@@ -100,9 +100,12 @@ def env_secret(env: Mapping[str, str], name: str) -> str:
     if not file_name:
         return env_str(env, name, "")
     try:
-        return Path(file_name).expanduser().read_text(encoding="utf-8").strip()
+        secret = Path(file_name).expanduser().read_text(encoding="utf-8").strip()
     except OSError as exc:
         raise SettingsError(f"{name}_FILE={file_name!r}: cannot read it ({exc.strerror})") from None
+    if not secret:
+        raise SettingsError(f"{name}_FILE={file_name!r}: the file is empty")
+    return secret
 
 
 def env_paths(env: Mapping[str, str], name: str, default: tuple[Path, ...]) -> tuple[Path, ...]:

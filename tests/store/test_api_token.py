@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from axiom.settings import Settings
+from axiom.settings import Settings, SettingsError
 from axiom.store.api_token import ApiTokenError, api_token, api_token_path, ensure_api_token
 from tests.cli_support import run_cli
 
@@ -52,6 +52,22 @@ def test_auth_token_can_come_from_a_file(tmp_path: Path) -> None:
     secret.write_text("from-file\n")
     env = {"AXIOM_DATA_DIR": str(tmp_path), "AXIOM_AUTH_TOKEN_FILE": str(secret)}
     assert Settings.from_env(env).auth_token == "from-file"
+
+
+def test_auth_token_file_that_is_missing_is_a_clear_error(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-secret"
+    env = {"AXIOM_DATA_DIR": str(tmp_path), "AXIOM_AUTH_TOKEN_FILE": str(missing)}
+    with pytest.raises(SettingsError, match="AXIOM_AUTH_TOKEN_FILE=.*cannot read it"):
+        Settings.from_env(env)
+    assert not api_token_path(tmp_path).exists()
+
+
+def test_auth_token_file_that_is_empty_is_a_clear_error(tmp_path: Path) -> None:
+    empty = tmp_path / "secret"
+    empty.write_text("\n")
+    env = {"AXIOM_DATA_DIR": str(tmp_path), "AXIOM_AUTH_TOKEN_FILE": str(empty)}
+    with pytest.raises(SettingsError, match="AXIOM_AUTH_TOKEN_FILE=.*empty"):
+        Settings.from_env(env)
 
 
 def test_unset_auth_token_means_the_data_dir_token(tmp_path: Path) -> None:
