@@ -19,7 +19,7 @@ from api.routers import entries, health, search, sessions, tasks
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound
 from axiom.retrieval.search import QueryError, SearchUnavailable
 from axiom.store.db import DatabaseMissing
-from axiom.tasks.commands import TaskCommandError, UnknownEntity
+from axiom.tasks.commands import ResolutionConflict, TaskCommandError, UnknownEntity
 
 log = logging.getLogger("axiom.api")
 
@@ -38,6 +38,7 @@ ERROR_STATUS: dict[type[Exception], int] = {
     QueryError: 422,
     SearchUnavailable: 503,
     UnknownEntity: 404,  # before TaskCommandError: handlers are looked up along the MRO
+    ResolutionConflict: 409,  # schema-valid, but the graph forbids it (itself, a cycle)
     TaskCommandError: 422,
 }
 

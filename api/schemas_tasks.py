@@ -91,5 +91,5 @@ class ResolvedConditionOut(Schema):
 
 
 class ResolveConditionIn(Schema):
-    target_id: str = Field(min_length=1, max_length=200)
+    target_id: str = Field(min_length=1, max_length=200, pattern=r"\S")
     note: str = Field("", max_length=MAX_NOTE_CHARS)

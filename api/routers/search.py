@@ -11,14 +11,16 @@ from ninja import Field, Query, Router, Schema
 from api.errors import NotFound
 from api.schemas import responses
 from axiom.retrieval.disclosure import MAX_BUDGET, details, disclose, parse_hit_id, timeline
-from axiom.retrieval.search import MAX_K, QueryError
+from axiom.retrieval.search import MAX_K
 from config.stores import get_database, get_search_service
 
 router = Router(tags=["search"])
 
 
 class SearchParams(Schema):
-    q: str = Field(..., description="what to look for (cut at 2,000 characters)")
+    q: str = Field(
+        ..., pattern=r"\S", description="what to look for, not blank (cut at 2,000 characters)"
+    )
     k: int = Field(10, ge=1, le=MAX_K, description="hits to return")
     mode: Literal["hybrid", "fts", "vector"] = "hybrid"
     budget: int | None = Field(
@@ -46,10 +48,12 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> dict:
 
 
 def _hit_id(raw: str) -> str:
+    """`raw` if it can name a hit; otherwise 404 — like a well-formed id that names none
+    (any string is a valid `id` in the schema, so a malformed one is not a 422)."""
     try:
         parse_hit_id(raw)
     except ValueError as exc:
-        raise QueryError(str(exc)) from exc
+        raise NotFound(str(exc)) from exc
     return raw
 
 

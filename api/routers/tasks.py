@@ -2,8 +2,8 @@
 
 All reads, plus one write: ``POST /conditions/{cond_id}/resolve`` records that a condition
 resolves to a task, artifact or other condition (`resolve_condition_in`, one
-`Database.write()` unit). Unknown ids are 404 and refused requests 422 (mapped in
-`api.api`).
+`Database.write()` unit). Unknown ids are 404, a resolution the graph forbids (to
+itself, a cycle) 409 and malformed requests 422 (mapped in `api.api`).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def resolved_conditions(request: HttpRequest) -> list[dict[str, Any]]:
 
 @router.post(
     "/conditions/{cond_id}/resolve",
-    response=responses(ResolvedConditionOut, write=True),
+    response=responses(ResolvedConditionOut, 409, write=True),
     auth=api_write_auth,
 )
 def resolve_condition(

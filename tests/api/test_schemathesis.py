@@ -49,6 +49,7 @@ def test_the_api_honours_its_schema(live: tuple[str, str]) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 12
+    failures: list[str] = []
 
     for operation in operations:
 
@@ -62,7 +63,11 @@ def test_the_api_honours_its_schema(live: tuple[str, str]) -> None:
         def honours_the_schema(case) -> None:  # noqa: ANN001 - a schemathesis Case
             case.call_and_validate(base_url=base, headers=headers)
 
-        honours_the_schema()
+        try:
+            honours_the_schema()
+        except Exception as exc:  # noqa: BLE001 - report every operation's failure at once
+            failures.append(f"{operation.label}: {exc}")
+    assert not failures, "\n\n".join(failures)
 
 
 def test_static_paths_that_climb_out_are_not_a_server_error(live: tuple[str, str]) -> None:

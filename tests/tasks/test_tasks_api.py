@@ -164,7 +164,8 @@ def test_resolving_a_condition_through_the_api_expands_the_blocker(web: Client, 
     [
         ("cnd_000000000000", {"target_id": "TASK"}, 404, "unknown condition 'cnd_000000000000'"),
         ("COND", {"target_id": "tsk_000000000000"}, 404, "unknown entity 'tsk_000000000000'"),
-        ("COND", {"target_id": "COND"}, 422, "a condition cannot resolve to itself"),
+        ("COND", {"target_id": "COND"}, 409, "a condition cannot resolve to itself"),
+        ("COND", {"target_id": "  "}, 422, None),  # blank
         ("COND", {}, 422, None),  # no target_id
         ("COND", {"target_id": 7}, 422, None),
         ("COND", {"target_id": ""}, 422, None),
@@ -201,5 +202,5 @@ def test_a_resolution_cycle_is_refused(web: Client, site) -> None:
     other = next(e for e in events if e.event_type == "condition_declared").payload["condition_id"]
     assert _resolve(web, cond, {"target_id": other}).status_code == 200
     response = _resolve(web, other, {"target_id": cond})
-    assert response.status_code == 422
+    assert response.status_code == 409
     assert "cycle" in response.json()["detail"]

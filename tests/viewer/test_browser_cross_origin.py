@@ -108,7 +108,10 @@ def test_a_page_from_another_origin_cannot_write(
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             page = browser.new_context().new_page()
             if auth_token:
-                page.goto(f"{base}/login?token={auth_token}&next=/entries/")
+                page.goto(f"{base}/login?next=/entries/")
+                page.get_by_label("Token").fill(auth_token)
+                page.get_by_role("button", name="Sign in").click()
+                page.wait_for_url(f"{base}/entries/")
             page.goto(f"{base}/entries/{entry}/")  # the site's cookies are now set
             page.goto(f"{evil}/index.html")
             page.wait_for_function("document.title.startsWith('done:')", timeout=30_000)
