@@ -18,6 +18,7 @@ from api.errors import NotFound
 from api.routers import entries, health, search, sessions, tasks
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound
 from axiom.retrieval.search import QueryError, SearchUnavailable
+from axiom.settings import Settings
 from axiom.store.db import DatabaseMissing
 from axiom.tasks.commands import ResolutionConflict, TaskCommandError, UnknownEntity
 
@@ -36,7 +37,6 @@ ERROR_STATUS: dict[type[Exception], int] = {
     EntryNotFound: 404,
     ApprovalRejected: 422,
     QueryError: 422,
-    SearchUnavailable: 503,
     UnknownEntity: 404,  # before TaskCommandError: handlers are looked up along the MRO
     ResolutionConflict: 409,  # schema-valid, but the graph forbids it (itself, a cycle)
     TaskCommandError: 422,
@@ -71,3 +71,14 @@ def _database_missing(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 
 api.add_exception_handler(DatabaseMissing, _database_missing)
+
+
+def _search_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # The core's message may name the LanceDB directory: the client sees the data dir as
+    # $AXIOM_DATA_DIR, the log keeps the whole message.
+    log.warning("%s %s: %s", request.method, request.path, exc)
+    detail = str(exc).replace(str(Settings.from_env().data_dir), "$AXIOM_DATA_DIR")
+    return api.create_response(request, {"detail": detail}, status=503)
+
+
+api.add_exception_handler(SearchUnavailable, _search_unavailable)

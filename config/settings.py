@@ -92,6 +92,11 @@ DATABASES: dict = {}
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# FileSystemFinder that answers 404, not 500, for a path climbing out of static/.
+STATICFILES_FINDERS = [
+    "config.static_finders.ConfinedFileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+]
 USE_TZ = False
 TIME_ZONE = "UTC"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -32,6 +32,9 @@ def _wait_until_up(url: str, proc: subprocess.Popen, log: Path, timeout: float) 
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
                     return
+        except urllib.error.HTTPError as error:
+            if error.code == 401:  # up, and asking for AXIOM_AUTH_TOKEN
+                return
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             pass
         time.sleep(0.2)

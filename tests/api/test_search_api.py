@@ -84,6 +84,7 @@ def test_no_index_yet_is_503_saying_what_to_run(client, site, monkeypatch) -> No
     stores.reset()
     assert response.status_code == 503
     assert "outbox drain" in response.json()["detail"]
+    assert str(site.path.parent) not in response.json()["detail"]  # no server path
 
 
 def test_an_unknown_model_is_503(client, site, monkeypatch) -> None:  # noqa: ANN001
