@@ -92,10 +92,10 @@ DATABASES: dict = {}
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-# FileSystemFinder that answers 404, not 500, for a path climbing out of static/.
+# Finders that answer 404, not 500, for a path climbing out of static/.
 STATICFILES_FINDERS = [
     "config.static_finders.ConfinedFileSystemFinder",
-    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "config.static_finders.ConfinedAppDirectoriesFinder",
 ]
 USE_TZ = False
 TIME_ZONE = "UTC"

@@ -39,6 +39,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     ingest_transcripts(database, [synthetic_transcript(n) for n in range(5)])
     with pytest.MonkeyPatch.context() as env:
         env.setenv("AXIOM_EMBEDDER", "e5")
+        env.setenv("AXIOM_DATA_DIR", str(data))  # the writer's LanceDB dir
         assert configured_writer(database).drain().remaining == 0  # search has an index
     token = ensure_api_token(data)
     log = root / "runserver.log"
