@@ -19,6 +19,12 @@ def _as_utc(value: datetime | None) -> datetime | None:
 UtcDatetime = Annotated[datetime | None, AfterValidator(_as_utc)]
 
 
+# A text field that must hold something: one character that is not whitespace. `\x1c`-`\x1f`
+# are whitespace to Python's `str.strip()`/`split()` (what the core uses) but not to the
+# regex engines (pydantic's, a client's), so the pattern names them too.
+NOT_BLANK = r"[^\s\x1c-\x1f]"
+
+
 class ErrorOut(Schema):
     # A message, or (422 from request validation) pydantic's list of what was wrong.
     detail: str | list[dict[str, Any]]

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import Field
 
-from api.schemas import MAX_OFFSET, UtcDatetime
+from api.schemas import MAX_OFFSET, NOT_BLANK, UtcDatetime
 from axiom.tasks.commands import MAX_NOTE_CHARS
 
 TaskStatusName = Literal["pending", "in_progress", "blocked", "done", "cancelled"]
@@ -91,5 +91,5 @@ class ResolvedConditionOut(Schema):
 
 
 class ResolveConditionIn(Schema):
-    target_id: str = Field(min_length=1, max_length=200, pattern=r"\S")
+    target_id: str = Field(min_length=1, max_length=200, pattern=NOT_BLANK)
     note: str = Field("", max_length=MAX_NOTE_CHARS)

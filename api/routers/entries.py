@@ -7,7 +7,7 @@ from ninja import Field, Query, Router, Schema
 
 from api.auth import api_write_auth
 from api.errors import NotFound
-from api.schemas import MAX_OFFSET, responses
+from api.schemas import MAX_OFFSET, NOT_BLANK, responses
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import citations_for_entry, get_citation
 from axiom.pipeline.approval import approve_entry
@@ -26,7 +26,7 @@ class EntryFilters(Schema):
 
 
 class ApprovalIn(Schema):
-    approved_by: str = Field(..., max_length=200, pattern=r"\S")
+    approved_by: str = Field(..., max_length=200, pattern=NOT_BLANK)
     note: str = Field("", max_length=2000)
 
 

@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 
 from api.errors import NotFound
-from api.schemas import responses
+from api.schemas import NOT_BLANK, responses
 from axiom.retrieval.disclosure import MAX_BUDGET, details, disclose, parse_hit_id, timeline
 from axiom.retrieval.search import MAX_K
 from config.stores import get_database, get_search_service
@@ -19,7 +19,7 @@ router = Router(tags=["search"])
 
 class SearchParams(Schema):
     q: str = Field(
-        ..., pattern=r"\S", description="what to look for, not blank (cut at 2,000 characters)"
+        ..., pattern=NOT_BLANK, description="what to look for, not blank (cut at 2,000 characters)"
     )
     k: int = Field(10, ge=1, le=MAX_K, description="hits to return")
     mode: Literal["hybrid", "fts", "vector"] = "hybrid"

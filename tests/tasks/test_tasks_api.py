@@ -166,6 +166,7 @@ def test_resolving_a_condition_through_the_api_expands_the_blocker(web: Client, 
         ("COND", {"target_id": "tsk_000000000000"}, 404, "unknown entity 'tsk_000000000000'"),
         ("COND", {"target_id": "COND"}, 409, "a condition cannot resolve to itself"),
         ("COND", {"target_id": "  "}, 422, None),  # blank
+        ("COND", {"target_id": "\x1e"}, 422, None),  # blank to str.strip()
         ("COND", {}, 422, None),  # no target_id
         ("COND", {"target_id": 7}, 422, None),
         ("COND", {"target_id": ""}, 422, None),
