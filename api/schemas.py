@@ -19,8 +19,40 @@ def _as_utc(value: datetime | None) -> datetime | None:
 UtcDatetime = Annotated[datetime | None, AfterValidator(_as_utc)]
 
 
+# A text field that must hold something: one character that is not whitespace. `\x1c`-`\x1f`
+# are whitespace to Python's `str.strip()`/`split()` (what the core uses) but not to the
+# regex engines (pydantic's, a client's), so the pattern names them too.
+NOT_BLANK = r"[^\s\x1c-\x1f]"
+
+
 class ErrorOut(Schema):
-    detail: str
+    # A message, or (422 from request validation) pydantic's list of what was wrong.
+    detail: str | list[dict[str, Any]]
+
+
+# Upper bound of every page / offset number: far beyond any store, far below DuckDB's INT64.
+MAX_PAGE = 1_000_000_000
+MAX_OFFSET = 1_000_000_000
+
+# Error statuses every operation may answer (401 only when AXIOM_AUTH_TOKEN is set;
+# 422: a parameter out of range; 503: no database yet).
+READ_ERRORS: dict[int, type[Schema]] = {401: ErrorOut, 422: ErrorOut, 503: ErrorOut}
+# A write may also answer: 400 malformed JSON, 403 another origin, 404 unknown id,
+# 413 body over 1 MB, 415 not application/json.
+WRITE_ERRORS: dict[int, type[Schema]] = {
+    **READ_ERRORS,
+    400: ErrorOut,
+    403: ErrorOut,
+    404: ErrorOut,
+    413: ErrorOut,
+    415: ErrorOut,
+}
+
+
+def responses(ok: Any, *errors: int, write: bool = False) -> dict[int, Any]:
+    """The `response={...}` of an operation: its 200 shape, the shared errors and `errors`."""
+    shared = WRITE_ERRORS if write else READ_ERRORS
+    return {200: ok, **shared, **{status: ErrorOut for status in errors}}
 
 
 class HealthOut(Schema):
@@ -28,13 +60,12 @@ class HealthOut(Schema):
     events: int
     sessions: int
     messages: int
-    data_dir: str
     data_dir_ok: bool
     lock_wait_ms: float
 
 
 class PageParams(Schema):
-    page: int = Field(1, ge=1)
+    page: int = Field(1, ge=1, le=MAX_PAGE)
     per_page: int = Field(25, ge=1, le=200)
 
 

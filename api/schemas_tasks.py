@@ -7,7 +7,7 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import Field
 
-from api.schemas import UtcDatetime
+from api.schemas import MAX_OFFSET, NOT_BLANK, UtcDatetime
 from axiom.tasks.commands import MAX_NOTE_CHARS
 
 TaskStatusName = Literal["pending", "in_progress", "blocked", "done", "cancelled"]
@@ -17,7 +17,7 @@ class TaskListParams(Schema):
     status: TaskStatusName | None = None
     project: str | None = None
     limit: int = Field(100, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
 class TaskOut(Schema):
@@ -91,5 +91,5 @@ class ResolvedConditionOut(Schema):
 
 
 class ResolveConditionIn(Schema):
-    target_id: str = Field(min_length=1, max_length=200)
+    target_id: str = Field(min_length=1, max_length=200, pattern=NOT_BLANK)
     note: str = Field("", max_length=MAX_NOTE_CHARS)

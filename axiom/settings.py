@@ -155,6 +155,39 @@ DEFAULT_SECRET_KEY = "axiom-local-only-not-secret"
 DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost")
 
 
+def env_secret(env: Mapping[str, str], name: str) -> str:
+    """A secret from `NAME`, or from the file that `NAME_FILE` names (Docker/systemd style)."""
+    file_name = env.get(f"{name}_FILE", "").strip()
+    if not file_name:
+        return env_str(env, name, "")
+    try:
+        secret = Path(file_name).expanduser().read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise SettingsError(f"{name}_FILE={file_name!r}: cannot read it ({exc.strerror})") from None
+    if not secret:
+        raise SettingsError(f"{name}_FILE={file_name!r}: the file is empty")
+    return secret
+
+
+def env_paths(env: Mapping[str, str], name: str, default: tuple[Path, ...]) -> tuple[Path, ...]:
+    """A list of directories separated by `os.pathsep` (`:` on Linux), each made absolute."""
+    raw = env_str(env, name, "")
+    if not raw:
+        return default
+    parts = [p.strip() for p in raw.split(os.pathsep) if p.strip()]
+    paths = tuple(Path(p).expanduser() for p in parts)
+    relative = [str(p) for p in paths if not p.is_absolute()]
+    if relative:
+        raise SettingsError(f"{name}={raw!r}: expected absolute paths, got {relative}")
+    return tuple(p.resolve() for p in paths)
+
+
+def claude_projects_dir(env: Mapping[str, str]) -> Path:
+    """Where Claude Code keeps transcripts: `$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`."""
+    config_dir = env_path(env, "CLAUDE_CONFIG_DIR", Path.home() / ".claude")
+    return (config_dir / "projects").resolve()
+
+
 @dataclass(frozen=True)
 class Settings:
     """The parsed AXIOM_* variables (the README's "Settings" table lists each)."""
@@ -181,6 +214,7 @@ class Settings:
     debug: bool = False
     secret_key: str = field(default=DEFAULT_SECRET_KEY, repr=False)
     allowed_hosts: tuple[str, ...] = DEFAULT_ALLOWED_HOSTS
+    # Bearer token for the API (and, when set, for every page); empty = the data dir's token.
     auth_token: str = field(default="", repr=False)
 
     @property
@@ -198,6 +232,8 @@ class Settings:
         return self.embedder not in NO_EMBEDDER
 
     inject_budget: int = 600  # AXIOM_INJECT_BUDGET: tokens of memory a hook may print
+    # Folders a path sent to the server (import page, hook transcript_path) must lie under.
+    import_roots: tuple[Path, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -235,8 +271,9 @@ class Settings:
             debug=env_bool(env, "AXIOM_DEBUG", False),
             secret_key=env_str(env, "AXIOM_SECRET_KEY", DEFAULT_SECRET_KEY),
             allowed_hosts=env_list(env, "AXIOM_ALLOWED_HOSTS", DEFAULT_ALLOWED_HOSTS),
-            auth_token=env_str(env, "AXIOM_AUTH_TOKEN", ""),
+            auth_token=env_secret(env, "AXIOM_AUTH_TOKEN"),
             inject_budget=env_int(env, "AXIOM_INJECT_BUDGET", 600, minimum=0, maximum=20_000),
+            import_roots=env_paths(env, "AXIOM_IMPORT_ROOTS", (claude_projects_dir(env),)),
         )
 
 

@@ -41,12 +41,28 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.security.SecurityHeadersMiddleware",
+    "config.security.ApiJsonErrorsMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "config.security.CrossOriginWriteGuard",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "viewer.middleware.TokenAuthMiddleware",
 ]
+
+# A 500 is logged with its traceback to stderr (Django logs nothing there when DEBUG is off).
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"stderr": {"class": "logging.StreamHandler"}},
+    "loggers": {
+        "django.request": {"handlers": ["stderr"], "level": "ERROR", "propagate": False},
+        "axiom": {"handlers": ["stderr"], "level": "WARNING", "propagate": True},
+    },
+}
+# Bodies Django will read at all; the API refuses writes over config.security's 1 MB first.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_500_000
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -64,6 +80,11 @@ DATABASES: dict = {}
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Finders that answer 404, not 500, for a path climbing out of static/.
+STATICFILES_FINDERS = [
+    "config.static_finders.ConfinedFileSystemFinder",
+    "config.static_finders.ConfinedAppDirectoriesFinder",
+]
 USE_TZ = False
 TIME_ZONE = "UTC"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

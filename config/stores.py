@@ -16,6 +16,7 @@ from django.conf import settings
 
 from axiom.config import AxiomConfig
 from axiom.retrieval.search import SearchService
+from axiom.store.api_token import ensure_api_token
 from axiom.store.db import Database
 from axiom.store.migrate import open_database
 
@@ -58,3 +59,9 @@ def reset() -> None:
             service.close()
         _services.clear()
         _databases.clear()
+
+
+def get_api_token() -> str:
+    """The token API writes must carry: `AXIOM_AUTH_TOKEN` if set, else the data dir's
+    token file (made on first use, mode 0600; `python -m axiom token` prints it)."""
+    return settings.AXIOM_AUTH_TOKEN or ensure_api_token(Path(settings.AXIOM_DATA_DIR))

@@ -47,6 +47,12 @@ def site(settings, data_dir: Path, db: Database) -> Iterator[Database]:  # type:
     stores.reset()
 
 
+@pytest.fixture
+def api_auth(site: Database) -> dict[str, str]:
+    """Test-client keyword arguments carrying the site's API token (API writes need it)."""
+    return {"HTTP_AUTHORIZATION": f"Bearer {stores.get_api_token()}"}
+
+
 # Columns holding when a row was written rather than what it says.
 _WRITTEN_AT = {"sessions": "ingested_at", "message_citations": "created_at"}
 

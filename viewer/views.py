@@ -14,6 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods
 
 from axiom.evidence.citation_spans import list_citation_spans_in_session
 from axiom.ingest.session_queries import MessageRow, get_session, list_messages, list_sessions
@@ -73,8 +74,14 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
     return render(request, "viewer/sessions/detail.html", context)
 
 
+@require_http_methods(["GET", "POST"])
 def login(request: HttpRequest) -> HttpResponse:
-    """`/login?token=…` (or the form on this page) sets the auth cookie, then redirects."""
+    """The form on this page, POSTed with its CSRF token, sets the auth cookie, then redirects.
+
+    Only a POST body is read for the token: a token in the query string would be kept in
+    the browser's history and the server's access log, so `/login?token=…` just shows the
+    form.
+    """
     data = request.POST if request.method == "POST" else request.GET
     next_url = data.get("next") or reverse("viewer-dashboard")
     if not url_has_allowed_host_and_scheme(
@@ -84,7 +91,7 @@ def login(request: HttpRequest) -> HttpResponse:
     expected = settings.AXIOM_AUTH_TOKEN
     if not expected:
         return HttpResponseRedirect(next_url)
-    candidate = data.get("token")
+    candidate = request.POST.get("token") if request.method == "POST" else None
     if candidate is None:
         return render(request, "viewer/login.html", {"next": next_url, "error": None})
     if not token_matches(candidate, expected):

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
-from django.http import HttpRequest
-from ninja import Query, Router, Schema
+from typing import Any
 
+from django.http import HttpRequest
+from ninja import Field, Query, Router, Schema
+
+from api.auth import api_write_auth
 from api.errors import NotFound
+from api.schemas import MAX_OFFSET, NOT_BLANK, responses
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import citations_for_entry, get_citation
 from axiom.pipeline.approval import approve_entry
@@ -17,16 +21,16 @@ class EntryFilters(Schema):
     type: str | None = None
     status: str | None = None
     session_id: str | None = None
-    limit: int = 100
-    offset: int = 0
+    limit: int = Field(100, ge=1, le=1000)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
 class ApprovalIn(Schema):
-    approved_by: str
-    note: str = ""
+    approved_by: str = Field(..., max_length=200, pattern=NOT_BLANK)
+    note: str = Field("", max_length=2000)
 
 
-@router.get("/entries")
+@router.get("/entries", response=responses(list[dict[str, Any]]))
 def entries(request: HttpRequest, filters: Query[EntryFilters]) -> list[dict]:
     """Memory entries, oldest first, filtered by stage / type / status / session."""
     with get_database().read() as conn:
@@ -36,13 +40,13 @@ def entries(request: HttpRequest, filters: Query[EntryFilters]) -> list[dict]:
             entry_type=filters.type,
             status=filters.status,
             session_id=filters.session_id,
-            limit=min(max(filters.limit, 1), 1000),
-            offset=max(filters.offset, 0),
+            limit=filters.limit,
+            offset=filters.offset,
         )
     return [row.to_json() for row in rows]
 
 
-@router.get("/entries/{entry_id}")
+@router.get("/entries/{entry_id}", response=responses(dict[str, Any], 404))
 def entry(request: HttpRequest, entry_id: str) -> dict:
     """One entry with its evidence, citations and full promotion history."""
     with get_database().read() as conn:
@@ -56,14 +60,18 @@ def entry(request: HttpRequest, entry_id: str) -> dict:
         }
 
 
-@router.post("/entries/{entry_id}/approve")
+@router.post(
+    "/entries/{entry_id}/approve",
+    response=responses(dict[str, Any], write=True),
+    auth=api_write_auth,
+)
 def approve(request: HttpRequest, entry_id: str, body: ApprovalIn) -> dict:
     """A person's approval: certifies a verified entry (recorded as an event)."""
     result = approve_entry(get_database(), entry_id, body.approved_by, body.note)
     return result.__dict__
 
 
-@router.get("/citations/{citation_id}")
+@router.get("/citations/{citation_id}", response=responses(dict[str, Any], 404))
 def citation(request: HttpRequest, citation_id: str) -> dict:
     """The cited span: session, message, offsets, the quoted text and context around it."""
     with get_database().read() as conn:

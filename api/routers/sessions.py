@@ -6,14 +6,14 @@ from django.http import HttpRequest
 from ninja import Query, Router
 
 from api.errors import NotFound
-from api.schemas import ErrorOut, PageParams, SessionDetailOut, SessionPageOut
+from api.schemas import PageParams, SessionDetailOut, SessionPageOut, responses
 from axiom.ingest.session_queries import get_session, list_messages, list_sessions
 from config.stores import get_database
 
 router = Router(tags=["sessions"])
 
 
-@router.get("", response=SessionPageOut)
+@router.get("", response=responses(SessionPageOut))
 def sessions(request: HttpRequest, params: Query[PageParams]) -> dict[str, object]:
     """Sessions, newest first."""
     with get_database().read() as conn:
@@ -27,7 +27,7 @@ def sessions(request: HttpRequest, params: Query[PageParams]) -> dict[str, objec
     }
 
 
-@router.get("/{path:session_id}", response={200: SessionDetailOut, 404: ErrorOut})
+@router.get("/{path:session_id}", response=responses(SessionDetailOut, 404))
 def session(request: HttpRequest, session_id: str) -> dict[str, object]:
     """One session with all of its messages in order."""
     with get_database().read() as conn:

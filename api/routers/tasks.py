@@ -2,8 +2,8 @@
 
 All reads, plus one write: ``POST /conditions/{cond_id}/resolve`` records that a condition
 resolves to a task, artifact or other condition (`resolve_condition_in`, one
-`Database.write()` unit). Unknown ids are 404 and refused requests 422 (mapped in
-`api.api`).
+`Database.write()` unit). Unknown ids are 404, a resolution the graph forbids (to
+itself, a cycle) 409 and malformed requests 422 (mapped in `api.api`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Query, Router
 
+from api.auth import api_write_auth
 from api.errors import NotFound
-from api.schemas import ErrorOut
+from api.schemas import responses
 from api.schemas_tasks import (
     BlockedTaskOut,
     ResolveConditionIn,
@@ -30,7 +31,7 @@ from config.stores import get_database
 router = Router(tags=["tasks"])
 
 
-@router.get("/tasks", response=list[TaskOut])
+@router.get("/tasks", response=responses(list[TaskOut]))
 def tasks(request: HttpRequest, params: Query[TaskListParams]) -> list[dict[str, Any]]:
     """Tasks, most recently changed first, optionally filtered by status and project."""
     with get_database().read() as conn:
@@ -44,7 +45,7 @@ def tasks(request: HttpRequest, params: Query[TaskListParams]) -> list[dict[str,
     return [t.to_json() for t in found]
 
 
-@router.get("/tasks/blocked", response=list[BlockedTaskOut])
+@router.get("/tasks/blocked", response=responses(list[BlockedTaskOut]))
 def blocked_tasks(request: HttpRequest, project: str | None = None) -> list[dict[str, Any]]:
     """Blocked tasks, each with its effective blockers (resolved conditions expanded)."""
     with get_database().read() as conn:
@@ -52,7 +53,7 @@ def blocked_tasks(request: HttpRequest, project: str | None = None) -> list[dict
     return [b.to_json() for b in found]
 
 
-@router.get("/tasks/{task_id}", response={200: TaskDetailOut, 404: ErrorOut})
+@router.get("/tasks/{task_id}", response=responses(TaskDetailOut, 404))
 def task_detail(request: HttpRequest, task_id: str) -> dict[str, Any]:
     """One task: state, declared/effective/suggested blockers, evidence, full history."""
     with get_database().read() as conn:
@@ -62,7 +63,7 @@ def task_detail(request: HttpRequest, task_id: str) -> dict[str, Any]:
     return detail.to_json()
 
 
-@router.get("/conditions/resolved", response=list[ResolvedConditionOut])
+@router.get("/conditions/resolved", response=responses(list[ResolvedConditionOut]))
 def resolved_conditions(request: HttpRequest) -> list[dict[str, Any]]:
     """Conditions that resolve to another entity, newest first."""
     with get_database().read() as conn:
@@ -72,7 +73,8 @@ def resolved_conditions(request: HttpRequest) -> list[dict[str, Any]]:
 
 @router.post(
     "/conditions/{cond_id}/resolve",
-    response={200: ResolvedConditionOut, 404: ErrorOut, 422: ErrorOut},
+    response=responses(ResolvedConditionOut, 409, write=True),
+    auth=api_write_auth,
 )
 def resolve_condition(
     request: HttpRequest, cond_id: str, body: ResolveConditionIn

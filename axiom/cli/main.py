@@ -19,6 +19,7 @@ from axiom.cli.outbox import register as register_outbox_commands
 from axiom.cli.pipeline import register as register_pipeline_commands
 from axiom.cli.retrieval import register as register_retrieval_commands
 from axiom.cli.tasks import register as register_task_commands
+from axiom.cli.token import register as register_token_command
 from axiom.config import AxiomConfig
 from axiom.ingest.formats import PARSERS, discover
 from axiom.ingest.importer import import_paths
@@ -139,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_conflict_commands(sub)
     register_forget_command(sub)
     register_decision_commands(sub)
+    register_token_command(sub)
     return parser
 
 

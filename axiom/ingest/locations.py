@@ -14,10 +14,12 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+from axiom.settings import claude_projects_dir as settings_claude_projects_dir
+
 
 def claude_projects_dir() -> Path:
-    base = os.environ.get("CLAUDE_CONFIG_DIR")
-    return (Path(base).expanduser() if base else Path.home() / ".claude") / "projects"
+    """Claude Code's transcripts folder (one rule, in `axiom.settings`)."""
+    return settings_claude_projects_dir(os.environ)
 
 
 def folder_for_cwd(cwd: str) -> str:

@@ -4,7 +4,8 @@ Each validates against the task projection, appends its event(s) with a dedupe k
 advances `TaskProjector`, like `TaskResolver` does. Invalid requests raise
 `TaskCommandError` (a ValueError) and append nothing; an id that names nothing raises its
 subclass `UnknownEntity` (also a LookupError), so interfaces can tell "not found" from
-"not allowed".
+"not allowed"; a well-formed request that the current graph forbids (a condition resolving
+to itself, a cycle) raises its subclass `ResolutionConflict`.
 
 `resolve_condition_in` is the entry point for people (CLI ``conditions resolve``, API
 ``POST /api/v1/conditions/{id}/resolve``): it runs one write unit through
@@ -31,6 +32,7 @@ from axiom.tasks.state import decide_title
 
 __all__ = [
     "MAX_NOTE_CHARS",
+    "ResolutionConflict",
     "TaskCommandError",
     "UnknownEntity",
     "rename_task",
@@ -47,6 +49,10 @@ class TaskCommandError(ValueError):
 
 class UnknownEntity(TaskCommandError, LookupError):
     """An id that names no entity of the kind asked for."""
+
+
+class ResolutionConflict(TaskCommandError):
+    """A well-formed resolution that the current graph forbids (to itself, or a cycle)."""
 
 
 def _entity_type(conn: duckdb.DuckDBPyConnection, entity_id: str) -> str | None:
@@ -77,7 +83,7 @@ def resolve_condition(
     if target_type is None:
         raise UnknownEntity(f"unknown entity {target_id!r}")
     if target_id == condition_id:
-        raise TaskCommandError("a condition cannot resolve to itself")
+        raise ResolutionConflict("a condition cannot resolve to itself")
     reachable = conn.execute(
         "WITH RECURSIVE walk(id, depth) AS ("
         " SELECT ?, 0 UNION ALL"
@@ -87,7 +93,7 @@ def resolve_condition(
         [target_id, RESOLVES_TO, condition_id],
     ).fetchone()
     if reachable is not None:
-        raise TaskCommandError(f"{target_id} already resolves to {condition_id}: that is a cycle")
+        raise ResolutionConflict(f"{target_id} already resolves to {condition_id}: that is a cycle")
     previous = EventStore(conn).count_about("condition_id", condition_id, CONDITION_RESOLVED_TO)
     payload = {
         "condition_id": condition_id,

@@ -38,11 +38,11 @@ def test_an_entry_opens_with_citations_that_open_the_exact_span(client, processe
     assert citation["session_id"] == processed
 
 
-def test_approval_certifies_a_verified_entry_and_is_audited(client, processed) -> None:
+def test_approval_certifies_a_verified_entry_and_is_audited(client, processed, api_auth) -> None:
     entry = client.get("/api/v1/entries", {"stage": "verified"}).json()[0]
     url = f"/api/v1/entries/{entry['entry_id']}/approve"
     response = client.post(
-        url, {"approved_by": "ana", "note": "checked"}, content_type="application/json"
+        url, {"approved_by": "ana", "note": "checked"}, content_type="application/json", **api_auth
     )
     assert response.status_code == 200 and response.json()["stage"] == "certified"
     history = client.get(f"/api/v1/entries/{entry['entry_id']}").json()["history"]
@@ -51,15 +51,19 @@ def test_approval_certifies_a_verified_entry_and_is_audited(client, processed) -
     assert history[-1]["payload"]["reason"] == "approved by ana"
 
 
-def test_approval_needs_a_name_and_an_existing_entry(client, processed) -> None:
+def test_approval_needs_a_name_and_an_existing_entry(client, processed, api_auth) -> None:
     entry = client.get("/api/v1/entries").json()[0]
     blank = client.post(
         f"/api/v1/entries/{entry['entry_id']}/approve",
         {"approved_by": " "},
         content_type="application/json",
+        **api_auth,
     )
     missing = client.post(
-        "/api/v1/entries/ent_nope/approve", {"approved_by": "ana"}, content_type="application/json"
+        "/api/v1/entries/ent_nope/approve",
+        {"approved_by": "ana"},
+        content_type="application/json",
+        **api_auth,
     )
     assert (blank.status_code, missing.status_code) == (422, 404)
     assert missing.json() == {"detail": "entry 'ent_nope' not found"}

@@ -63,12 +63,13 @@ def test_timeline_and_details_of_one_hit(client, searchable) -> None:
     assert line.status_code == 200 and any(m["hit"] for m in line.json()["messages"])
     assert detail.status_code == 200 and detail.json()["kind"] == hit["kind"]
     assert client.get("/api/v1/search/details", {"id": "entry:ent_nope"}).status_code == 404
-    assert client.get("/api/v1/search/details", {"id": "bogus"}).status_code == 422
+    bogus = client.get("/api/v1/search/details", {"id": "bogus"})
+    assert bogus.status_code == 404 and "not a search hit id" in bogus.json()["detail"]
 
 
 def test_bad_queries_are_422_with_a_reason(client, searchable) -> None:
     empty = client.get("/api/v1/search", {"q": "   "})
-    assert empty.status_code == 422 and empty.json() == {"detail": "the query is empty"}
+    assert empty.status_code == 422  # the schema asks for a non-blank q
     assert client.get("/api/v1/search").status_code == 422
     assert client.get("/api/v1/search", {"q": "x", "k": 0}).status_code == 422
     assert client.get("/api/v1/search", {"q": "x", "mode": "magic"}).status_code == 422
@@ -83,6 +84,7 @@ def test_no_index_yet_is_503_saying_what_to_run(client, site, monkeypatch) -> No
     stores.reset()
     assert response.status_code == 503
     assert "outbox drain" in response.json()["detail"]
+    assert str(site.path.parent) not in response.json()["detail"]  # no server path
 
 
 def test_an_unknown_model_is_503(client, site, monkeypatch) -> None:  # noqa: ANN001

@@ -118,7 +118,7 @@ def web(site: Database) -> Client:
                 TaskMention("w2", "s1", "Move DNS to the new provider", "in_progress", evidence_aligned=True),
             ]
         )  # fmt: skip
-    return Client()
+    return Client(headers={"Authorization": f"Bearer {stores.get_api_token()}"})
 
 
 def _condition(db: Database, text: str) -> str:
@@ -164,7 +164,9 @@ def test_resolving_a_condition_through_the_api_expands_the_blocker(web: Client, 
     [
         ("cnd_000000000000", {"target_id": "TASK"}, 404, "unknown condition 'cnd_000000000000'"),
         ("COND", {"target_id": "tsk_000000000000"}, 404, "unknown entity 'tsk_000000000000'"),
-        ("COND", {"target_id": "COND"}, 422, "a condition cannot resolve to itself"),
+        ("COND", {"target_id": "COND"}, 409, "a condition cannot resolve to itself"),
+        ("COND", {"target_id": "  "}, 422, None),  # blank
+        ("COND", {"target_id": "\x1e"}, 422, None),  # blank to str.strip()
         ("COND", {}, 422, None),  # no target_id
         ("COND", {"target_id": 7}, 422, None),
         ("COND", {"target_id": ""}, 422, None),
@@ -201,5 +203,5 @@ def test_a_resolution_cycle_is_refused(web: Client, site) -> None:
     other = next(e for e in events if e.event_type == "condition_declared").payload["condition_id"]
     assert _resolve(web, cond, {"target_id": other}).status_code == 200
     response = _resolve(web, other, {"target_id": cond})
-    assert response.status_code == 422
+    assert response.status_code == 409
     assert "cycle" in response.json()["detail"]

@@ -1,21 +1,14 @@
 """End to end in headless Chromium against a real HTTP server.
 
-The server is `manage.py runserver --noreload --insecure` in a subprocess: the settings
-have DEBUG off, and `--insecure` makes runserver serve static files anyway, which is what
-this test needs (vendored htmx, CSS, Swagger UI). Its data dir is filled by importing the
+The server is `tests.live_server.runserver` (`manage.py runserver --noreload --insecure`
+in a subprocess): the settings have DEBUG off, and `--insecure` makes runserver serve
+static files anyway, which is what this test needs (vendored htmx, CSS, Swagger UI). Its data dir is filled by importing the
 sample session plus 30 synthetic ones before the server starts. Every request the page
 makes to another host is aborted and reported, which proves the pages work offline.
 """
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,10 +17,10 @@ import pytest
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
+from tests.live_server import runserver
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -40,27 +33,6 @@ CHROMIUM_ARGS = [
 SAMPLE_TITLE = "Event store on DuckDB, importer and first blocked task"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_until_up(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"runserver exited with {proc.returncode}:\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"runserver did not answer {url} within {timeout}s:\n{log.read_text()}")
-
-
 @pytest.fixture
 def server(tmp_path: Path, sample_session: Path, synthetic) -> Iterator[str]:
     data = tmp_path / "server-data"
@@ -68,31 +40,8 @@ def server(tmp_path: Path, sample_session: Path, synthetic) -> Iterator[str]:
     migrate(database)
     import_paths(database, [sample_session])
     ingest_transcripts(database, [synthetic(n) for n in range(30)])
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AXIOM_")}
-    env.update({"AXIOM_DATA_DIR": str(data), "AXIOM_DEBUG": "0", "PYTHONUNBUFFERED": "1"})
-    port = _free_port()
-    log = tmp_path / "runserver.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}"]
-            + ["--noreload", "--insecure"],
-            cwd=REPO,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_up(f"{base}/api/v1/health", proc, log)
+    with runserver(data, tmp_path / "runserver.log") as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture

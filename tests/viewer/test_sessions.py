@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from axiom.ingest.importer import import_paths, ingest_transcripts
@@ -229,7 +230,7 @@ def test_the_bearer_token_is_accepted(client, token):
 
 
 def test_login_sets_a_cookie_that_authenticates(client, token):
-    response = client.get(reverse("viewer-login"), {"token": token, "next": "/sessions/"})
+    response = client.post(reverse("viewer-login"), {"token": token, "next": "/sessions/"})
     assert response.status_code == 302
     assert response["Location"] == "/sessions/"
     cookie = response.cookies["axiom_token"]
@@ -238,13 +239,34 @@ def test_login_sets_a_cookie_that_authenticates(client, token):
 
 
 def test_the_login_form_posts_the_token(client, token):
+    form = client.get(reverse("viewer-login"))
+    assert 'method="post"' in form.content.decode()
     response = client.post(reverse("viewer-login"), {"token": token, "next": "/"})
     assert response.status_code == 302
     assert client.get(reverse("viewer-dashboard")).status_code == 200
 
 
+def test_a_token_in_the_login_url_is_ignored(client, token):
+    response = client.get(reverse("viewer-login"), {"token": token, "next": "/sessions/"})
+    assert response.status_code == 200
+    assert 'name="token"' in response.content.decode()  # just the form again
+    assert "axiom_token" not in response.cookies
+    assert client.get(reverse("viewer-sessions")).status_code == 401
+
+
+def test_login_needs_the_forms_csrf_token(token):
+    strict = Client(enforce_csrf_checks=True)
+    refused = strict.post(reverse("viewer-login"), {"token": token})
+    assert refused.status_code == 403
+    assert "axiom_token" not in refused.cookies
+    csrf = strict.get(reverse("viewer-login")).cookies["csrftoken"].value
+    accepted = strict.post(reverse("viewer-login"), {"token": token, "csrfmiddlewaretoken": csrf})
+    assert accepted.status_code == 302
+    assert "axiom_token" in accepted.cookies
+
+
 def test_a_wrong_login_token_is_refused(client, token):
-    response = client.get(reverse("viewer-login"), {"token": "guess"})
+    response = client.post(reverse("viewer-login"), {"token": "guess"})
     assert response.status_code == 401
     assert "not valid" in response.content.decode()
     assert "axiom_token" not in response.cookies
@@ -252,7 +274,7 @@ def test_a_wrong_login_token_is_refused(client, token):
 
 
 def test_login_never_redirects_off_site(client, token):
-    response = client.get(reverse("viewer-login"), {"token": token, "next": "https://evil.test/"})
+    response = client.post(reverse("viewer-login"), {"token": token, "next": "https://evil.test/"})
     assert response["Location"] == "/"
 
 
