@@ -15,7 +15,17 @@ from ninja import NinjaAPI
 
 from api.docs import OfflineSwagger
 from api.errors import NotFound
-from api.routers import conflicts, entries, forgetting, health, hooks, search, sessions, tasks
+from api.routers import (
+    conflicts,
+    decisions,
+    entries,
+    forgetting,
+    health,
+    hooks,
+    search,
+    sessions,
+    tasks,
+)
 from api.routers.hooks import Unauthorized
 from axiom.agent.intake import HookRejected
 from axiom.conflicts.commands import ConflictCommandError, ConflictNotFound
@@ -39,6 +49,7 @@ api.add_router("/v1/", search.router)
 api.add_router("/v1/", hooks.router)
 api.add_router("/v1/", conflicts.router)
 api.add_router("/v1/", forgetting.router)
+api.add_router("/v1/", decisions.router)
 
 ERROR_STATUS: dict[type[Exception], int] = {
     NotFound: 404,

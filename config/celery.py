@@ -17,6 +17,7 @@ BROKER_URL = _SETTINGS.celery_broker_url
 PROJECT_EVERY_SECONDS = _SETTINGS.project_every_seconds
 DRAIN_EVERY_SECONDS = _SETTINGS.drain_every_seconds
 RECONCILE_EVERY_SECONDS = _SETTINGS.reconcile_every_seconds
+DEMOTE_EVERY_SECONDS = 24 * 60 * 60  # half-lives are counted in days
 
 app = Celery("axiom", broker=BROKER_URL, backend=_SETTINGS.celery_result_backend)
 app.conf.update(
@@ -26,6 +27,7 @@ app.conf.update(
         "axiom.project": {"queue": "writer"},
         "axiom.drain_outbox": {"queue": "writer"},
         "axiom.reconcile_outbox": {"queue": "writer"},
+        "axiom.demote_entries": {"queue": "writer"},
     },
     task_acks_late=True,  # a worker killed mid-task gets the task redelivered
     task_reject_on_worker_lost=True,
@@ -56,6 +58,7 @@ app.conf.update(
             "schedule": RECONCILE_EVERY_SECONDS,
             "options": {"expires": RECONCILE_EVERY_SECONDS},
         },
+        "demote-aged-entries": {"task": "axiom.demote_entries", "schedule": DEMOTE_EVERY_SECONDS},
     },
     imports=["config.tasks"],
 )

@@ -7,6 +7,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from axiom.entries.demotion import demote
+from axiom.graduation.demotion import CURRENT_POLICY
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Transcript
 from axiom.outbox.service import drain_outbox, reconcile_outbox
@@ -101,3 +103,11 @@ def drain() -> dict[str, Any]:
 def reconcile() -> dict[str, Any]:
     """Re-queue stuck, failed (attempts left) and lost outbox jobs."""
     return reconcile_outbox(open_database()).to_json()
+
+
+@app.task(name="axiom.demote_entries")
+def demote_daily() -> dict[str, Any]:
+    """Half-life demotion with the current policy version, computed for now (beat, daily).
+    A redelivered run appends nothing: the stages already show the first run's work."""
+    run = demote(open_database(), CURRENT_POLICY)
+    return {"policy_version": run.policy_version, "demoted": run.appended}

@@ -5,6 +5,7 @@ from django.urls import path
 from viewer import (
     views,
     views_conflicts,
+    views_decisions,
     views_entries,
     views_forget,
     views_import,
@@ -38,4 +39,5 @@ urlpatterns = [
         views_conflicts.conflict_resolve,
         name="viewer-conflict-resolve",
     ),
+    path("decisions/", views_decisions.decision_list, name="viewer-decisions"),
 ]

@@ -12,9 +12,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
+from axiom.tasks.as_of import get_task_as_of, list_tasks_as_of
 from axiom.tasks.queries import get_task, list_blocked_tasks, list_tasks
 from axiom.tasks.state import STATUSES
 from config.stores import get_database
+from viewer.as_of import as_of
 from viewer.blocker_graph import build_blocker_graph
 from viewer.paging import offset_of, page_number, paged
 from viewer.rendering import render_page
@@ -22,9 +24,12 @@ from viewer.rendering import render_page
 TASKS_PER_PAGE = 50
 
 
-def _list_url(status: str, page: int) -> str:
-    """The task list's URL with the status filter (if set) and the page (if not 1)."""
+def _list_url(status: str, page: int, when: str = "") -> str:
+    """The task list's URL with the status filter and as_of (if set) and the page (if not
+    1)."""
     params: list[tuple[str, str | int]] = [("status", status)] if status else []
+    if when:
+        params.append(("as_of", when))
     if page > 1:
         params.append(("page", page))
     base = reverse("viewer-tasks")
@@ -36,15 +41,28 @@ def task_list(request: HttpRequest) -> HttpResponse:
     if status not in STATUSES:  # an unknown status shows every task, like a bad page number
         status = ""
     number = page_number(request.GET.get("page"))
+    when = as_of(request)
+    offset = offset_of(number, TASKS_PER_PAGE)
     with get_database().read() as conn:
-        rows = list_tasks(
-            conn,
-            status=status or None,
-            limit=TASKS_PER_PAGE + 1,  # one more tells whether a next page exists
-            offset=offset_of(number, TASKS_PER_PAGE),
-        )
-    tasks, pager = paged(rows, number, TASKS_PER_PAGE, lambda n: _list_url(status, n))
-    context = {"tasks": tasks, "pager": pager, "status": status, "statuses": STATUSES}
+        if when.when is None:
+            rows = list_tasks(
+                conn,
+                status=status or None,
+                limit=TASKS_PER_PAGE + 1,  # one more tells whether a next page exists
+                offset=offset,
+            )
+        else:
+            rows = list_tasks_as_of(conn, when.when, status=status or None)
+            rows = rows[offset : offset + TASKS_PER_PAGE + 1]
+    text = when.text if when.when else ""
+    tasks, pager = paged(rows, number, TASKS_PER_PAGE, lambda n: _list_url(status, n, text))
+    context = {
+        "tasks": tasks,
+        "pager": pager,
+        "status": status,
+        "statuses": STATUSES,
+        "as_of": when,
+    }
     return render_page(request, "viewer/tasks/list.html", context, fragment="task-rows")
 
 
@@ -56,9 +74,18 @@ def blocked_tasks(request: HttpRequest) -> HttpResponse:
 
 def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
     """A task by id (or an unambiguous id prefix of at least 6 characters)."""
+    when = as_of(request)
     with get_database().read() as conn:
-        detail = get_task(conn, task_id)
+        if when.when is None:
+            detail = get_task(conn, task_id)
+        else:
+            detail = get_task_as_of(conn, task_id, when.when)
     if detail is None:
-        raise Http404(f"No task {task_id!r}")
-    context = {"detail": detail, "task": detail.task, "graph": build_blocker_graph(detail)}
+        raise Http404(f"No task {task_id!r}" + (f" as of {when.text}" if when.when else ""))
+    context = {
+        "detail": detail,
+        "task": detail.task,
+        "graph": build_blocker_graph(detail),
+        "as_of": when,
+    }
     return render(request, "viewer/tasks/detail.html", context)

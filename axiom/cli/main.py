@@ -14,6 +14,7 @@ from axiom.cli.agent import drain_spool, transcript_paths
 from axiom.cli.agent import register as register_agent_commands
 from axiom.cli.conflicts import register as register_conflict_commands
 from axiom.cli.decisions import register as register_decision_commands
+from axiom.cli.demote import register as register_demote_command
 from axiom.cli.forget import register as register_forget_command
 from axiom.cli.outbox import register as register_outbox_commands
 from axiom.cli.pipeline import register as register_pipeline_commands
@@ -141,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_forget_command(sub)
     register_decision_commands(sub)
     register_token_command(sub)
+    register_demote_command(sub)
     return parser
 
 

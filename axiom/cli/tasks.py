@@ -22,6 +22,8 @@ from typing import Any
 from axiom.config import AxiomConfig
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
+from axiom.store.timepoints import TimepointError, parse_timepoint
+from axiom.tasks.as_of import get_task_as_of, list_tasks_as_of
 from axiom.tasks.commands import TaskCommandError, resolve_condition_in
 from axiom.tasks.queries import (
     BlockerView,
@@ -77,8 +79,16 @@ def cmd_blocked(args: argparse.Namespace) -> int:
 
 
 def cmd_task_show(args: argparse.Namespace) -> int:
+    try:
+        when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
+    except TimepointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     with _database().read() as conn:
-        detail = get_task(conn, args.task_id)
+        if when is None:
+            detail = get_task(conn, args.task_id)
+        else:
+            detail = get_task_as_of(conn, args.task_id, when)
     if detail is None:
         message = f"unknown task id {args.task_id!r} (see `python -m axiom tasks`)"
         if args.json:
@@ -124,8 +134,17 @@ def cmd_task_show(args: argparse.Namespace) -> int:
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
+    try:
+        when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
+    except TimepointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     with _database().read() as conn:
-        tasks = list_tasks(conn, status=args.status, project=args.project, limit=args.limit)
+        if when is None:
+            tasks = list_tasks(conn, status=args.status, project=args.project, limit=args.limit)
+        else:
+            tasks = list_tasks_as_of(conn, when, status=args.status, project=args.project)
+            tasks = tasks[: args.limit] if args.limit is not None else tasks
     if args.json:
         _print_json([t.to_json() for t in tasks])
         return 0
@@ -204,6 +223,7 @@ def register(subparsers: Any) -> None:
     task_sub = p.add_subparsers(dest="task_command", required=True)
     show = task_sub.add_parser("show", help="a task's state, blockers, evidence and full history")
     show.add_argument("task_id", help="task id (tsk_…) or an unambiguous prefix of it")
+    show.add_argument("--as-of", default=None, help="ISO date or datetime: the task then")
     show.add_argument("--json", action="store_true")
     show.set_defaults(func=cmd_task_show)
 
@@ -211,6 +231,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--status", choices=STATUSES, default=None)
     p.add_argument("--project", default=None)
     p.add_argument("--limit", type=int, default=None)
+    p.add_argument(
+        "--as-of", default=None, help="ISO date or datetime: the tasks as they stood then"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_tasks)
 

@@ -1,7 +1,7 @@
 """Folds entry events into the `entries` table.
 
 Entries are immutable in content (the fact fields `subject`, `value`, `previous_value` and
-`negated` included: conflicts read them); only `stage` (promotions) and `status` (conflicts) move.
+`negated` included: conflicts read them); only `stage` (promotions, half-life demotions) and `status` (conflicts) move.
 Queueing entries for embedding is `axiom.outbox.projector.OutboxProjector`'s job.
 """
 
@@ -12,21 +12,26 @@ from typing import Any
 
 import duckdb
 
-from axiom.store.event_types import ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED
+from axiom.store.event_types import (
+    ENTRY_CREATED,
+    ENTRY_DEMOTED,
+    ENTRY_PROMOTED,
+    ENTRY_STATUS_CHANGED,
+)
 from axiom.store.events import StoredEvent
 from axiom.store.timepoints import source_time
 
 
 class EntryProjector:
     name = "entries"
-    event_types = (ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED)
+    event_types = (ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_STATUS_CHANGED, ENTRY_DEMOTED)
     tables = ("entries",)
 
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
         p: dict[str, Any] = event.payload
         if event.event_type == ENTRY_CREATED:
             self._create(conn, event, p)
-        elif event.event_type == ENTRY_PROMOTED:
+        elif event.event_type in (ENTRY_PROMOTED, ENTRY_DEMOTED):
             conn.execute(
                 "UPDATE entries SET stage = ? WHERE entry_id = ?", [p["to"], p["entry_id"]]
             )

@@ -10,9 +10,11 @@ from typing import Any
 
 import duckdb
 
+from axiom.graduation.stages import STAGES
 from axiom.store.event_types import (
     ENTRY_APPROVED,
     ENTRY_CREATED,
+    ENTRY_DEMOTED,
     ENTRY_PROMOTED,
     ENTRY_STATUS_CHANGED,
     IDRIS_CHECKED,
@@ -27,6 +29,7 @@ HISTORY_TYPES = (
     PROMOTION_BLOCKED,
     ENTRY_APPROVED,
     ENTRY_STATUS_CHANGED,
+    ENTRY_DEMOTED,
 )
 
 
@@ -302,3 +305,31 @@ def _evidence_or_none(evidence_json: str | None) -> list[dict[str, Any]] | None:
     except (TypeError, ValueError):
         return None
     return evidence if isinstance(evidence, list) else None
+
+
+@dataclass(frozen=True)
+class AgeingEntry:
+    """What half-life demotion needs of an active entry: its stage now, the highest stage it
+    was promoted to, and when it was said (else recorded)."""
+
+    entry_id: str
+    entry_type: str
+    stage: str
+    peak_stage: str
+    said_at: datetime
+
+
+def ageing_entries(conn: duckdb.DuckDBPyConnection, stages: Sequence[str]) -> list[AgeingEntry]:
+    """Active entries at one of `stages`, oldest first, with their peak stage."""
+    rows = conn.execute(
+        "SELECT entry_id, entry_type, stage, coalesce(said_at, created_ts) FROM entries"
+        " WHERE status = 'active' AND list_contains(?, stage) ORDER BY created_ts, entry_id",
+        [list(stages)],
+    ).fetchall()
+    order = {str(stage): stage.rank for stage in STAGES}
+    peaks: dict[str, str] = {r[0]: r[2] for r in rows}
+    for event in EventStore(conn).about_any("entry_id", list(peaks), [ENTRY_PROMOTED]):
+        eid, to = event.payload["entry_id"], event.payload.get("to")
+        if to in order and order[to] > order.get(peaks[eid], -1):
+            peaks[eid] = to
+    return [AgeingEntry(r[0], r[1], r[2], peaks[r[0]], r[3]) for r in rows]

@@ -21,6 +21,7 @@ IDRIS_CHECKED = "idris_checked"
 ENTRY_CREATED = "entry_created"
 ENTRY_PROMOTED = "entry_promoted"
 ENTRY_STATUS_CHANGED = "entry_status_changed"
+ENTRY_DEMOTED = "entry_demoted"
 ENTRY_APPROVED = "entry_approved"
 PROMOTION_BLOCKED = "promotion_blocked"
 
@@ -54,6 +55,10 @@ DESCRIPTIONS: dict[str, str] = {
     ENTRY_PROMOTED: "an entry moved up a stage",
     PROMOTION_BLOCKED: "an entry could not move up a stage, with the reason",
     ENTRY_STATUS_CHANGED: "an entry's status changed (superseded, contested, ...)",
+    ENTRY_DEMOTED: (
+        "an entry dropped a stage because it was not restated for a half-life; names the"
+        " demotion policy version and the time it was computed for"
+    ),
     ENTRY_APPROVED: "a person approved an entry, which certifies it",
     TASK_CREATED: "a task entity was created from a mention",
     TASK_STATUS_CHANGED: "a task's status changed",

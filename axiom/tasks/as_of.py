@@ -1,0 +1,170 @@
+"""Tasks as they stood at a point in time: the task events folded again, keeping only
+those whose source time is not later than T.
+
+An event's source time is the transcript time it carries (``observed_at``, the message
+that was observed), else the time it was recorded (a person's command). Conditions and
+resolutions are not time-travelled: blockers are shown as the task events named them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import duckdb
+
+from axiom.entries.queries import entry_sources
+from axiom.store.event_types import TASK_MENTIONED, TASK_TITLE_CHANGED
+from axiom.store.events import EventStore, StoredEvent
+from axiom.store.timepoints import source_time
+from axiom.tasks.queries import (
+    HISTORY_TYPES,
+    BlockerView,
+    EvidenceRef,
+    HistoryEvent,
+    TaskDetail,
+    TaskSummary,
+    find_task_id,
+)
+from axiom.tasks.state import (
+    STATUSES,
+    TASK_EVENT_TYPES,
+    BlockerRef,
+    TaskEventError,
+    TaskState,
+    evolve,
+)
+
+__all__ = ["event_source_time", "get_task_as_of", "list_tasks_as_of"]
+
+
+def event_source_time(event: StoredEvent) -> datetime:
+    """When what the event records was said: its ``observed_at``, else its recording time."""
+    return source_time(event.payload.get("observed_at")) or event.ts
+
+
+@dataclass
+class _Folded:
+    state: TaskState
+    created_at: datetime
+    updated_at: datetime
+    aligned: bool = False
+    mentions: int = 0
+    aliases: list[str] = field(default_factory=list)
+    evidence: dict[str, str | None] = field(default_factory=dict)  # entry id -> session id
+    history: list[StoredEvent] = field(default_factory=list)
+
+
+def _apply(folded: dict[str, _Folded], event: StoredEvent) -> None:
+    p = event.payload
+    task_id = str(p.get("task_id"))
+    current = folded.get(task_id)
+    if event.event_type in TASK_EVENT_TYPES:
+        try:
+            state = evolve(current.state if current else None, event.event_type, p)
+        except (TaskEventError, KeyError, TypeError, ValueError):
+            return  # the projector skips it too
+        if state is None:
+            return
+        if current is None:
+            current = folded[task_id] = _Folded(state, event.ts, event.ts)
+            current.aligned = bool(p.get("evidence_aligned"))
+        elif event.event_type == TASK_TITLE_CHANGED and current.state.title not in current.aliases:
+            current.aliases.append(current.state.title)
+        current.state, current.updated_at = state, event.ts
+    elif current is None:
+        return
+    elif event.event_type == TASK_MENTIONED:
+        current.mentions += 1
+        current.aligned = current.aligned or bool(p.get("evidence_aligned"))
+        if isinstance(p.get("entry_id"), str):
+            current.evidence.setdefault(p["entry_id"], p.get("session_id"))
+        current.updated_at = event.ts
+    current.history.append(event)
+
+
+def _fold(conn: duckdb.DuckDBPyConnection, when: datetime) -> dict[str, _Folded]:
+    folded: dict[str, _Folded] = {}
+    for event in EventStore(conn).replay(HISTORY_TYPES):
+        if event_source_time(event) <= when:
+            _apply(folded, event)
+    return folded
+
+
+def _summary(f: _Folded) -> TaskSummary:
+    s = f.state
+    return TaskSummary(
+        task_id=s.task_id,
+        title=s.title,
+        project=s.project,
+        status=s.status,
+        priority=s.priority,
+        canonical_key=s.canonical_key,
+        stage="candidate" if f.aligned else "working",
+        blocker_count=len(s.blockers),
+        suggested_count=len(s.suggested_blockers),
+        mention_count=f.mentions,
+        aliases=tuple(f.aliases),
+        created_at=f.created_at,
+        updated_at=f.updated_at,
+    )
+
+
+def list_tasks_as_of(
+    conn: duckdb.DuckDBPyConnection,
+    when: datetime,
+    status: str | None = None,
+    project: str | None = None,
+) -> list[TaskSummary]:
+    """Tasks known at `when`, newest change first, in the state they had then."""
+    if status is not None and status not in STATUSES:
+        raise ValueError(f"unknown task status {status!r}; expected one of {', '.join(STATUSES)}")
+    tasks = [_summary(f) for f in _fold(conn, when).values()]
+    tasks = [
+        t
+        for t in tasks
+        if (status is None or t.status == status) and (project is None or t.project == project)
+    ]
+    return sorted(tasks, key=lambda t: (-t.updated_at.timestamp(), t.task_id))
+
+
+def _views(refs: tuple[BlockerRef, ...]) -> tuple[BlockerView, ...]:
+    return tuple(
+        BlockerView(
+            r.entity_id, r.kind, r.raw_text or r.entity_id, None, r.raw_text, r.auto_placeholder
+        )
+        for r in refs
+    )
+
+
+def get_task_as_of(
+    conn: duckdb.DuckDBPyConnection, task_ref: str, when: datetime
+) -> TaskDetail | None:
+    """The task as it stood at `when` (None if it did not exist yet)."""
+    task_id = find_task_id(conn, task_ref)
+    folded = _fold(conn, when)
+    if task_id is None or task_id not in folded:
+        return None
+    f = folded[task_id]
+    sources = entry_sources(conn, list(f.evidence))
+    evidence = []
+    for entry_id, edge_session in f.evidence.items():
+        session_id, title, stage = sources.get(entry_id, (None, None, None))
+        evidence.append(EvidenceRef(entry_id, session_id or edge_session, title, stage))
+    blocking = tuple(
+        _summary(o) for _, o in sorted(folded.items()) if task_id in o.state.blocker_ids
+    )
+    history = tuple(
+        HistoryEvent(e.event_id, e.ts, e.event_type, e.actor, e.session_id, e.payload)
+        for e in f.history
+    )
+    blockers = _views(f.state.blockers)
+    return TaskDetail(
+        task=_summary(f),
+        blockers=blockers,
+        effective_blockers=blockers,
+        suggested_blockers=_views(f.state.suggested_blockers),
+        blocking=blocking,
+        evidence=tuple(evidence),
+        history=history,
+    )

@@ -1,0 +1,113 @@
+"""`?as_of=T` on the task pages and `--as-of` on the CLI: the task as the sessions written
+by T left it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from axiom.extract.types import (
+    ExtractedEntry,
+    ExtractedEvidence,
+    ExtractionResult,
+    TaskFields,
+)
+from axiom.ingest.importer import ingest_transcripts
+from axiom.ingest.transcript import Message, Transcript
+from axiom.pipeline.process import Pipeline, process_session
+from axiom.store.db import Database
+from axiom.tasks.queries import list_tasks
+from tests.cli_support import run_cli
+
+TITLE = "Move the invoice exports to parquet"
+LATER = "Rotate the signing keys of the mobile app"
+SCRIPT = {
+    "early": ("2026-03-10T09:00:00Z", [(f"I started: {TITLE}", TITLE, "in_progress")]),
+    "late": (
+        "2026-04-20T16:30:00Z",
+        [(f"Done: {TITLE}", TITLE, "done"), (f"New todo: {LATER}", LATER, "pending")],
+    ),
+}
+
+
+class TaskScript:
+    name, model, prompt_hash = "scripted-tasks", "v1", "t" * 64
+
+    def extract(self, transcript: Transcript) -> ExtractionResult:
+        said = SCRIPT[transcript.session_id][1]
+        entries = tuple(
+            ExtractedEntry.create(
+                transcript.session_id,
+                "task_note",
+                title,
+                text,
+                (ExtractedEvidence(i, text),),
+                task=TaskFields(title=title, status=status),  # type: ignore[arg-type]
+            )
+            for i, (text, title, status) in enumerate(said)
+        )
+        return ExtractionResult(entries, self.name, self.model, self.prompt_hash)
+
+
+def _two_sessions(db: Database, workdir: Path) -> str:
+    ingest_transcripts(
+        db,
+        [
+            Transcript(
+                sid,
+                "demo",
+                "json",
+                tuple(
+                    Message(i, "user", text, timestamp=when) for i, (text, _, _) in enumerate(said)
+                ),
+                started_at=when,
+            )
+            for sid, (when, said) in SCRIPT.items()
+        ],
+    )
+    pipeline = Pipeline(extractor=TaskScript(), workdir=workdir)
+    for sid in SCRIPT:
+        assert process_session(db, sid, pipeline).status == "success"
+    with db.read() as conn:
+        now = {t.title: t for t in list_tasks(conn)}
+    assert now[TITLE].status == "done" and now[LATER].status == "pending"
+    return now[TITLE].task_id
+
+
+def test_as_of_before_the_second_session_shows_the_task_as_the_first_left_it(
+    client, site: Database, tmp_path: Path
+) -> None:
+    task_id = _two_sessions(site, tmp_path)
+    page = client.get("/tasks/", {"as_of": "2026-03-15"}).content.decode()
+    assert TITLE in page and LATER not in page
+    assert "task-in_progress" in page and "task-done" not in page
+    assert TITLE in client.get("/tasks/").content.decode()
+    assert LATER in client.get("/tasks/").content.decode()
+
+    detail = client.get(f"/tasks/{task_id}/", {"as_of": "2026-03-15"})
+    assert detail.status_code == 200
+    html = detail.content.decode()
+    assert "task-in_progress" in html and "Showing what was known on 2026-03-15" in html
+    assert "task-done" in client.get(f"/tasks/{task_id}/").content.decode()
+    assert client.get(f"/tasks/{task_id}/", {"as_of": "2026-03-01"}).status_code == 404
+
+
+def test_a_bad_as_of_on_the_task_list_is_reported_and_ignored(
+    client, site: Database, tmp_path: Path
+) -> None:
+    _two_sessions(site, tmp_path)
+    html = client.get("/tasks/", {"as_of": "last tuesday"}).content.decode()
+    assert "is not an ISO 8601 date" in html and LATER in html
+
+
+def test_the_cli_lists_tasks_as_of_a_date(db: Database, data_dir: Path, tmp_path: Path) -> None:
+    task_id = _two_sessions(db, tmp_path)
+    then = run_cli(data_dir, "tasks", "--as-of", "2026-03-15", "--json")
+    assert then.returncode == 0, then.stderr
+    assert [(t["title"], t["status"]) for t in json.loads(then.stdout)] == [(TITLE, "in_progress")]
+    shown = run_cli(data_dir, "task", "show", task_id, "--as-of", "2026-03-15", "--json")
+    detail = json.loads(shown.stdout)
+    assert detail["status"] == "in_progress" and detail["mention_count"] == 1
+    assert {h["session_id"] for h in detail["history"]} == {"early"}
+    bad = run_cli(data_dir, "tasks", "--as-of", "someday")
+    assert bad.returncode == 1 and "not an ISO 8601 date" in bad.stderr
