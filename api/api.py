@@ -26,7 +26,6 @@ from api.routers import (
     sessions,
     tasks,
 )
-from api.routers.hooks import Unauthorized
 from axiom.agent.intake import HookRejected
 from axiom.conflicts.commands import ConflictCommandError, ConflictNotFound
 from axiom.forgetting.forget import ForgetError
@@ -60,7 +59,6 @@ ERROR_STATUS: dict[type[Exception], int] = {
     ResolutionConflict: 409,  # schema-valid, but the graph forbids it (itself, a cycle)
     TaskCommandError: 422,
     HookRejected: 422,
-    Unauthorized: 401,
     ConflictNotFound: 404,  # before ConflictCommandError, as above
     ConflictCommandError: 422,
     ForgetError: 422,

@@ -11,7 +11,8 @@ from typing import Any, Literal
 from django.http import HttpRequest
 from ninja import Router, Schema
 
-from api.schemas import ErrorOut
+from api.auth import api_write_auth
+from api.schemas import responses
 from axiom.conflicts.commands import resolve
 from axiom.conflicts.queries import list_conflicts
 from config.stores import get_database
@@ -52,7 +53,8 @@ def conflicts(
 
 @router.post(
     "/conflicts/{conflict_id}/resolve",
-    response={200: ConflictOut, 404: ErrorOut, 422: ErrorOut},
+    response=responses(ConflictOut, write=True),
+    auth=api_write_auth,
 )
 def resolve_conflict(
     request: HttpRequest, conflict_id: str, body: ResolveConflictIn

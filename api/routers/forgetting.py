@@ -9,7 +9,8 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router, Schema
 
-from api.schemas import ErrorOut
+from api.auth import api_write_auth
+from api.schemas import responses
 from axiom.forgetting.forget import ForgetTarget, forget
 from axiom.store.timepoints import parse_timepoint
 from config.stores import get_database, reset
@@ -35,7 +36,7 @@ class ForgetOut(Schema):
     database_bytes: int
 
 
-@router.post("/forget", response={200: ForgetOut, 422: ErrorOut})
+@router.post("/forget", response=responses(ForgetOut, write=True), auth=api_write_auth)
 def forget_target(request: HttpRequest, body: ForgetIn) -> dict[str, Any]:
     """Forget a session, an entry or every session before a date. Irreversible."""
     before = parse_timepoint(body.before, end_of_day=False) if body.before else None

@@ -23,14 +23,14 @@ stored once: imports dedupe.
 from __future__ import annotations
 
 import json
-import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
 from axiom.agent import spool
-from axiom.settings import Settings, env_str
+from axiom.settings import Settings
+from axiom.store.api_token import api_token_path
 
 # hook command name -> Claude Code's hook_event_name
 EVENTS: dict[str, str] = {
@@ -43,7 +43,6 @@ EVENTS: dict[str, str] = {
 CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
 POST_TIMEOUT = 0.6  # seconds: the whole hook must finish within one
 HOOKS_PATH = "/api/v1/hooks"
-TOKEN_FILE = "token"
 STORE_FILE = "axiom.duckdb"
 # The service is on 127.0.0.1: an http_proxy in the agent's environment must not carry it.
 LOCAL_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -62,13 +61,13 @@ class Handoff:
 
 
 def auth_token(settings: Settings) -> str | None:
-    """The API token: AXIOM_AUTH_TOKEN, else the `token` file in the data directory.
-    (The one place that knows where the token lives.)"""
-    token = env_str(os.environ, "AXIOM_AUTH_TOKEN", "")
-    if token:
-        return token
+    """The API token: AXIOM_AUTH_TOKEN (or its _FILE), else the token the service generated
+    into the data directory (`axiom.store.api_token`; `python -m axiom token` prints it).
+    Only read here: a hook never creates the token."""
+    if settings.auth_token:
+        return settings.auth_token
     try:
-        return (settings.data_dir / TOKEN_FILE).read_text(encoding="utf-8").strip() or None
+        return api_token_path(settings.data_dir).read_text(encoding="utf-8").strip() or None
     except OSError:
         return None
 

@@ -9,7 +9,6 @@ index is unavailable.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from axiom.agent.context import (
@@ -19,6 +18,7 @@ from axiom.agent.context import (
     session_start_memories,
 )
 from axiom.agent.spool import scrub
+from axiom.ingest.import_roots import PathOutsideImportRoots, confine_to_import_roots
 from axiom.ingest.importer import import_paths
 from axiom.retrieval.query import SearchError
 from axiom.retrieval.search import SearchService
@@ -47,7 +47,10 @@ def accept(
     new_sessions = 0
     raw = payload.get("transcript_path")
     if event in IMPORTING_EVENTS and isinstance(raw, str) and raw:
-        path = Path(raw).expanduser()
+        try:  # a path that reaches the server must lie under AXIOM_IMPORT_ROOTS
+            path = confine_to_import_roots(raw)
+        except PathOutsideImportRoots as exc:
+            raise HookRejected(str(exc)) from None
         if not path.is_file():
             raise HookRejected(f"transcript not found: {path}")
         report = import_paths(db, [path])

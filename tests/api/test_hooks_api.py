@@ -1,6 +1,7 @@
-"""`POST /api/v1/hooks` through Django's test client: the token is required when set, a
-payload Axiom cannot use is a 422 that stores nothing, a Stop stores its transcript once,
-and a SessionStart answers with the project's memories and their `mem:` citations."""
+"""`POST /api/v1/hooks` through Django's test client: the API token is required, a
+payload Axiom cannot use (or naming a transcript outside AXIOM_IMPORT_ROOTS) is a 422 that
+stores nothing, a Stop stores its transcript once, and a SessionStart answers with the
+project's memories and their `mem:` citations."""
 
 from __future__ import annotations
 
@@ -13,12 +14,20 @@ from axiom.agent.context import HEADER
 from axiom.ingest.importer import import_paths
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
+from config import stores
 
 URL = "/api/v1/hooks"
 SAMPLE_CWD = "/home/dev/axiom"
 
 
-def post(client, body: object, token: str = ""):  # type: ignore[no-untyped-def]
+@pytest.fixture(autouse=True)
+def _transcripts_inside_the_import_roots(monkeypatch, sample_session: Path) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("AXIOM_IMPORT_ROOTS", str(sample_session.parent.resolve()))
+
+
+def post(client, body: object, token: str | None = None):  # type: ignore[no-untyped-def]
+    """POST with `token`, the site's API token by default ("" sends none)."""
+    token = stores.get_api_token() if token is None else token
     extra = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
     return client.post(URL, json.dumps(body), content_type="application/json", **extra)
 
@@ -48,7 +57,7 @@ def test_a_wrong_or_missing_token_is_a_401_when_a_token_is_set(
     settings.AXIOM_AUTH_TOKEN = "s3cret-token"
     body = hook("Stop", sample_session, stop_hook_active=False)
     assert post(client, body, "wrong-token").status_code == 401
-    assert post(client, body).status_code == 401
+    assert post(client, body, "").status_code == 401
     assert counts(site) == (0, 0)
     ok = post(client, body, "s3cret-token")
     assert ok.status_code == 200, ok.content
@@ -68,6 +77,15 @@ def test_a_payload_axiom_cannot_use_is_a_422_and_stores_nothing(client, site, bo
     response = post(client, body)
     assert response.status_code == 422, response.content
     assert "detail" in response.json()
+    assert counts(site) == (0, 0)
+
+
+def test_a_transcript_outside_the_import_roots_is_refused(client, site, tmp_path: Path):
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text("{}\n", encoding="utf-8")
+    response = post(client, hook("Stop", outside, stop_hook_active=False))
+    assert response.status_code == 422, response.content
+    assert "outside the import roots" in response.json()["detail"]
     assert counts(site) == (0, 0)
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 
 import pytest
 from django.test import Client
 
+from api.api import api
 from axiom.store.api_token import api_token_path
 from config import stores
 from config.security import MAX_API_BODY_BYTES
@@ -30,6 +32,23 @@ def _post(client: Client, url: str = APPROVE, body: str = BODY, **extra):  # typ
     return client.post(
         url, body, content_type=extra.pop("content_type", "application/json"), **extra
     )
+
+
+def _write_operations() -> list[str]:
+    """Every POST/PUT/PATCH/DELETE path of the OpenAPI schema, path parameters filled in."""
+    schema = api.get_openapi_schema()
+    found = []
+    for path, operations in schema["paths"].items():
+        if {"post", "put", "patch", "delete"} & set(operations):
+            found.append(re.sub(r"\{[^}]+\}", "x", path))
+    return sorted(found)
+
+
+def test_every_write_operation_of_the_api_requires_the_token(browser: Client) -> None:
+    writes = _write_operations()
+    assert len(writes) >= 5  # approve, resolve, conflict resolve, forget, hooks
+    refused = {url: _post(browser, url, "{}").status_code for url in writes}
+    assert refused == {url: 401 for url in writes}
 
 
 @pytest.mark.parametrize("url", [APPROVE, RESOLVE])
