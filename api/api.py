@@ -9,7 +9,9 @@ a 405 — are made JSON by `config.security.ApiJsonErrorsMiddleware`).
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
@@ -31,7 +33,6 @@ from axiom.conflicts.commands import ConflictCommandError, ConflictNotFound
 from axiom.forgetting.forget import ForgetError
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound
 from axiom.retrieval.query import QueryError, SearchUnavailable
-from axiom.settings import Settings
 from axiom.store.db import DatabaseMissing
 from axiom.store.timepoints import TimepointError
 from axiom.tasks.commands import ResolutionConflict, TaskCommandError, UnknownEntity
@@ -100,7 +101,7 @@ def _search_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
     # The core's message may name the LanceDB directory: the client sees the data dir as
     # $AXIOM_DATA_DIR, the log keeps the whole message.
     log.warning("%s %s: %s", request.method, request.path, exc)
-    detail = str(exc).replace(str(Settings.from_env().data_dir), "$AXIOM_DATA_DIR")
+    detail = str(exc).replace(str(Path(settings.AXIOM_DATA_DIR).resolve()), "$AXIOM_DATA_DIR")
     return api.create_response(request, {"detail": detail}, status=503)
 
 

@@ -195,10 +195,10 @@ class SearchService:
         config = config or AxiomConfig.from_env()
         try:
             version, dim = configured_embedding_version(), configured_dim()
+            embedder = configured_embedder if vectors_enabled() else None  # none: full-text
         except Exception as exc:  # unknown AXIOM_EMBEDDER
             raise SearchUnavailable(str(exc)) from exc
         store = LanceStore(config.lancedb_dir, version, dim)
-        embedder = configured_embedder if vectors_enabled() else None  # none: full-text only
         return cls(Database(config.duckdb_path), store, embedder)
 
     def close(self) -> None:
