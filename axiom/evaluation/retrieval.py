@@ -23,7 +23,8 @@ the public `locomo10.json`), in a fresh temporary data dir:
 
 Reported per conversation and over all questions, per mode: `fts`, `vector`, `hybrid`,
 plus `hybrid-rrf` (the hybrid views fused with RRF instead of the z-score blend, so the
-fusion choice keeps being measured on the product path). Also, for the hybrid top hit:
+fusion choice keeps being measured on the product path); under `AXIOM_EMBEDDER=none` (no
+model: a quick run) only `fts`. Also, for the hybrid top hit:
 how often each confidence tier was given and how often a hit of that tier was a gold
 turn (the calibration of the match score), and search latency.
 
@@ -445,8 +446,10 @@ def run_eval(
         if not Path(path).is_file():
             raise EvalError(f"{path}: no such file")
     if embedder is None:
-        if not vectors_enabled():
-            raise EvalError("AXIOM_EMBEDDER is 'none': the evaluation needs an embedding model")
+        if not vectors_enabled():  # no model: what full-text search alone gives
+            modes = [m for m in modes if m[1] == "fts"]
+            if not modes:
+                raise EvalError("AXIOM_EMBEDDER is 'none': only the fts mode can be measured")
         try:
             embedder = configured_embedder()
         except Exception as exc:  # noqa: BLE001 - EmbedderLoadError
