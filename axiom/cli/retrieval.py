@@ -107,7 +107,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q = what.add_parser(
         "locomo",
         help="import each LoCoMo conversation into a fresh data dir and measure hit@k,"
-        " recall@k and MRR of its questions' evidence turns for fts, vector and hybrid",
+        " recall@k and MRR of its questions' evidence turns, and the citation precision@1/@5"
+        " of the top hits, for fts, vector and hybrid (fts only with AXIOM_EMBEDDER=none)",
     )
     q.add_argument("files", nargs="+", help="LoCoMo JSON files (one conversation or a list)")
     q.add_argument("--json", action="store_true", help="print the numbers as JSON")

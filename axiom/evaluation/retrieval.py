@@ -12,11 +12,19 @@ the public `locomo10.json`), in a fresh temporary data dir:
 3. ask every category 1-4 question through `SearchService` (top `DEPTH` message hits) in
    each mode, and map hits to LoCoMo turns through the message's `meta["dia_id"]`,
 4. score the rankings against the question's `evidence` turns: hit@k and recall@k for
-   k = 1, 5, 10, and MRR (over the top `DEPTH`).
+   k = 1, 5, 10, and MRR (over the top `DEPTH`),
+5. ask it once more the way a user does (entries and messages, top 5) and score what
+   those hits cite: citation precision@1 and @5 (`axiom.evaluation.citation_precision`).
+   A hit cites spans — an entry hit its evidence messages, a message hit itself — and
+   precision@k = (cited spans inside a gold evidence turn among the top k hits) / (all
+   cited spans of the top k hits); a question with no hits, or whose hits cite nothing,
+   counts 0. Gold turns become spans through the imported messages' `meta["dia_id"]`,
+   the same mapping recall uses.
 
 Reported per conversation and over all questions, per mode: `fts`, `vector`, `hybrid`,
 plus `hybrid-rrf` (the hybrid views fused with RRF instead of the z-score blend, so the
-fusion choice keeps being measured on the product path). Also, for the hybrid top hit:
+fusion choice keeps being measured on the product path); under `AXIOM_EMBEDDER=none` (no
+model: a quick run) only `fts`. Also, for the hybrid top hit:
 how often each confidence tier was given and how often a hit of that tier was a gold
 turn (the calibration of the match score), and search latency.
 
@@ -40,6 +48,13 @@ from tqdm import tqdm
 
 from axiom.config import AxiomConfig
 from axiom.entries.queries import count_entries
+from axiom.evaluation.citation_precision import (
+    PRECISION_KS,
+    Span,
+    entry_evidence,
+    hit_spans,
+    mean_precision,
+)
 from axiom.evaluation.locomo import (
     CATEGORY_NAMES,
     Conversation,
@@ -47,6 +62,7 @@ from axiom.evaluation.locomo import (
     normalize_dia_id,
 )
 from axiom.ingest.importer import import_paths
+from axiom.ingest.session_queries import list_messages, list_session_ids
 from axiom.outbox.writer import OutboxWriter
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
@@ -83,6 +99,9 @@ class ConversationEval:
     import_issues: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     runs: dict[str, list[tuple[list[str], set[str]]]] = field(default_factory=dict)
+    cited: dict[str, list[tuple[list[tuple[Span, ...]], set[Span]]]] = field(
+        default_factory=dict
+    )  # per mode, per question: (spans cited by each of the top hits, gold spans)
     categories: list[int] = field(default_factory=list)
     top_hits: list[tuple[str, float, bool]] = field(default_factory=list)  # (tier, match, gold)
     latencies_ms: list[float] = field(default_factory=list)
@@ -90,14 +109,20 @@ class ConversationEval:
     def reports(self) -> dict[str, Report]:
         return {label: evaluate(runs, KS) for label, runs in self.runs.items()}
 
+    def precisions(self) -> dict[str, dict[int, float]]:
+        return {label: mean_precision(runs, PRECISION_KS) for label, runs in self.cited.items()}
 
-def _report_json(report: Report) -> dict[str, Any]:
-    return {
+
+def _report_json(report: Report, precision: dict[int, float] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
         "n": report.n,
         "hit": {str(k): round(v, 4) for k, v in report.hit.items()},
         "recall": {str(k): round(v, 4) for k, v in report.recall.items()},
         "mrr": round(report.mrr, 4),
     }
+    if precision is not None:
+        out["citation_precision"] = {str(k): round(v, 4) for k, v in precision.items()}
+    return out
 
 
 def _bar(total: int, unit: str, desc: str, enabled: bool) -> Any:
@@ -196,7 +221,7 @@ def evaluate_conversation(
         t0 = time.perf_counter()
         service = SearchService(db, store, embedder)
         try:
-            _ask(service, conv, result, modes, progress)
+            _ask(service, db, conv, result, modes, progress)
         finally:
             service.close()
         result.seconds["questions"] = time.perf_counter() - t0
@@ -207,8 +232,30 @@ def _dia_ids(hit: Any) -> list[str]:
     return normalize_dia_id(str((hit.meta or {}).get("dia_id") or ""))
 
 
+def dia_id_spans(db: Database, session_ids: Sequence[str]) -> dict[str, Span]:
+    """LoCoMo turn id -> the imported message (session_id, message_index) holding it."""
+    out: dict[str, Span] = {}
+    with db.read() as conn:
+        for sid in session_ids:
+            for message in list_messages(conn, sid):
+                for dia_id in normalize_dia_id(str(message.meta.get("dia_id") or "")):
+                    out.setdefault(dia_id, (sid, message.index))
+    return out
+
+
+def _cited_spans(
+    service: SearchService, db: Database, question: str, mode: str, fusion: str
+) -> list[tuple[Span, ...]]:
+    """What the top hits of a user's search (entries and messages) cite, hit by hit."""
+    found = service.search(question, k=max(PRECISION_KS), mode=mode, fusion=fusion)
+    with db.read() as conn:
+        evidence = entry_evidence(conn, found.hits)
+    return [hit_spans(hit, evidence) for hit in found.hits]
+
+
 def _ask(
     service: SearchService,
+    db: Database,
     conv: Conversation,
     result: ConversationEval,
     modes: Sequence[tuple[str, str, str]],
@@ -216,9 +263,14 @@ def _ask(
 ) -> None:
     result.questions = len(conv.questions)
     result.runs = {label: [] for label, _, _ in modes}
+    result.cited = {label: [] for label, _, _ in modes}
+    with db.read() as conn:
+        session_ids = list_session_ids(conn)
+    spans = dia_id_spans(db, session_ids)
     bar = _bar(len(conv.questions), "question", f"{conv.name} ask", progress)
     for q in conv.questions:
         gold = set(q.evidence)
+        gold_spans = {spans[d] for d in q.evidence if d in spans}
         result.categories.append(q.category)
         for label, mode, fusion in modes:
             t0 = time.perf_counter()
@@ -230,6 +282,8 @@ def _ask(
             for hit in found.hits:
                 ranking.extend(i for i in _dia_ids(hit) if i not in ranking)
             result.runs[label].append((ranking, gold))
+            cited = _cited_spans(service, db, q.question, mode, fusion)
+            result.cited[label].append((cited, gold_spans))
             if label == "hybrid":
                 result.latencies_ms.append(elapsed)
                 if found.hits:
@@ -251,6 +305,15 @@ class EvalReport:
         labels = list(self.conversations[0].runs) if self.conversations else []
         return {
             label: evaluate([r for c in self.conversations for r in c.runs[label]], KS)
+            for label in labels
+        }
+
+    def overall_precision(self) -> dict[str, dict[int, float]]:
+        labels = list(self.conversations[0].cited) if self.conversations else []
+        return {
+            label: mean_precision(
+                [r for c in self.conversations for r in c.cited[label]], PRECISION_KS
+            )
             for label in labels
         }
 
@@ -292,6 +355,7 @@ class EvalReport:
         }
 
     def to_json(self) -> dict[str, Any]:
+        precision = self.overall_precision()
         return {
             "embedder": self.embedder,
             "depth": DEPTH,
@@ -306,11 +370,16 @@ class EvalReport:
                     "questions": c.questions,
                     "skipped_questions": c.skipped_questions,
                     "seconds": {k: round(v, 1) for k, v in c.seconds.items()},
-                    "modes": {label: _report_json(r) for label, r in c.reports().items()},
+                    "modes": {
+                        label: _report_json(r, c.precisions().get(label))
+                        for label, r in c.reports().items()
+                    },
                 }
                 for c in self.conversations
             ],
-            "overall": {label: _report_json(r) for label, r in self.overall().items()},
+            "overall": {
+                label: _report_json(r, precision.get(label)) for label, r in self.overall().items()
+            },
             "hybrid_by_category": {k: _report_json(r) for k, r in self.by_category().items()},
             "confidence_top1_hybrid": self.confidence(),
             "search_latency_hybrid": self.latency(),
@@ -319,12 +388,20 @@ class EvalReport:
     def render(self) -> str:
         lines = [f"LoCoMo retrieval, {self.embedder}, top {DEPTH} message hits per question"]
 
-        def table(title: str, reports: dict[str, Report]) -> None:
+        def table(
+            title: str,
+            reports: dict[str, Report],
+            precision: dict[str, dict[int, float]] | None = None,
+        ) -> None:
             lines.append(f"\n{title}")
-            heads = ("n", "H@1", "H@5", "H@10", "R@1", "R@5", "R@10", "MRR")
+            heads = ["n", "H@1", "H@5", "H@10", "R@1", "R@5", "R@10", "MRR"]
+            if precision is not None:
+                heads += [f"P@{k}" for k in PRECISION_KS]
             lines.append(f"{'':<22}" + "".join(f"{h:>7}" for h in heads))
             for label, r in reports.items():
                 cells = [r.hit[k] for k in KS] + [r.recall[k] for k in KS] + [r.mrr]
+                if precision is not None:
+                    cells += [precision.get(label, {}).get(k, 0.0) for k in PRECISION_KS]
                 lines.append(f"{label:<22}{r.n:>7}" + "".join(f"{v:7.3f}" for v in cells))
 
         for c in self.conversations:
@@ -333,14 +410,19 @@ class EvalReport:
                 f"{c.name} ({Path(c.file).name}): {c.sessions} sessions, {c.messages} messages,"
                 f" {c.entries} entries; {secs}",
                 c.reports(),
+                c.precisions(),
             )
         if len(self.conversations) > 1:
-            table("all conversations", self.overall())
+            table("all conversations", self.overall(), self.overall_precision())
         table("hybrid by category", self.by_category())
         conf = self.confidence()
         lines.append("\nconfidence of the hybrid top hit (tier: count, share that is gold):")
         for tier in ("high", "suggested", "none"):
             lines.append(f"  {tier:<10}{conf[tier]['top_hits']:>5}  {conf[tier]['gold_share']}")
+        lines.append(
+            "P@k: citation precision, the share of the spans the top k hits of a search over"
+            " entries and messages cite that are gold turns"
+        )
         lat = self.latency()
         lines.append(
             f"hybrid search latency (k={DEPTH}): p50 {lat['p50_ms']} ms, p95 {lat['p95_ms']} ms;"
@@ -364,8 +446,10 @@ def run_eval(
         if not Path(path).is_file():
             raise EvalError(f"{path}: no such file")
     if embedder is None:
-        if not vectors_enabled():
-            raise EvalError("AXIOM_EMBEDDER is 'none': the evaluation needs an embedding model")
+        if not vectors_enabled():  # no model: what full-text search alone gives
+            modes = [m for m in modes if m[1] == "fts"]
+            if not modes:
+                raise EvalError("AXIOM_EMBEDDER is 'none': only the fts mode can be measured")
         try:
             embedder = configured_embedder()
         except Exception as exc:  # noqa: BLE001 - EmbedderLoadError
