@@ -60,7 +60,11 @@ def test_hooks_hand_over_to_the_running_service_and_store_once(tmp_path: Path) -
     }
     token = "hook-test-token"
     with live_service(
-        data_dir, tmp_path / "web.log", AXIOM_AUTH_TOKEN=token, AXIOM_EMBEDDER="none"
+        data_dir,
+        tmp_path / "web.log",
+        AXIOM_AUTH_TOKEN=token,
+        AXIOM_EMBEDDER="none",
+        AXIOM_IMPORT_ROOTS=str((home / ".claude" / "projects").resolve()),
     ) as base:
         port = base.rsplit(":", 1)[1]
         env = child_env(
