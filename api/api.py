@@ -30,7 +30,7 @@ from api.routers import (
 )
 from axiom.agent.intake import HookRejected
 from axiom.conflicts.commands import ConflictCommandError, ConflictNotFound
-from axiom.forgetting.forget import ForgetError
+from axiom.forgetting.forget import ForgetError, ForgetTargetNotFound
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound
 from axiom.retrieval.query import QueryError, SearchUnavailable
 from axiom.store.db import DatabaseMissing
@@ -62,6 +62,7 @@ ERROR_STATUS: dict[type[Exception], int] = {
     HookRejected: 422,
     ConflictNotFound: 404,  # before ConflictCommandError, as above
     ConflictCommandError: 422,
+    ForgetTargetNotFound: 404,  # before ForgetError, as above
     ForgetError: 422,
     TimepointError: 422,
 }

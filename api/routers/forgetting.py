@@ -1,13 +1,16 @@
 """``POST /api/v1/forget`` with exactly one of ``session_id``, ``entry_id``, ``before``:
 forget it everywhere on disk (`axiom.forgetting.forget`). The answer names ids and
-counts, never the forgotten text. Unknown targets and bad dates are 422."""
+counts, never the forgotten text. An unknown session or entry is 404; no target, two
+targets or a bad date are 422."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema
+from ninja import Field, Router, Schema
+from pydantic import ConfigDict
 
 from api.auth import api_write_auth
 from api.schemas import responses
@@ -19,9 +22,22 @@ router = Router(tags=["forgetting"])
 
 
 class ForgetIn(Schema):
-    session_id: str | None = None
-    entry_id: str | None = None
-    before: str | None = None
+    """Exactly one of the three targets (the schema says so with `oneOf`, so a client
+    generating bodies from it never sends an empty or double target)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["session_id"]},
+                {"required": ["entry_id"]},
+                {"required": ["before"]},
+            ]
+        }
+    )
+
+    session_id: str = Field(None, min_length=1)  # type: ignore[assignment]
+    entry_id: str = Field(None, min_length=1)  # type: ignore[assignment]
+    before: date = Field(None, description="forget every session that started before")  # type: ignore[assignment]
     who: str = ""
 
 
@@ -39,7 +55,7 @@ class ForgetOut(Schema):
 @router.post("/forget", response=responses(ForgetOut, write=True), auth=api_write_auth)
 def forget_target(request: HttpRequest, body: ForgetIn) -> dict[str, Any]:
     """Forget a session, an entry or every session before a date. Irreversible."""
-    before = parse_timepoint(body.before, end_of_day=False) if body.before else None
+    before = parse_timepoint(body.before.isoformat(), end_of_day=False) if body.before else None
     target = ForgetTarget(session_id=body.session_id, entry_id=body.entry_id, before=before)
     user = getattr(request, "user", None)
     who = body.who or (user.get_username() if user and user.is_authenticated else "api")

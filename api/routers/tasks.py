@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
+from ninja import Path as PathParam
 from ninja import Query, Router
 
 from api.auth import api_write_auth
 from api.errors import NotFound
-from api.schemas import responses
+from api.schemas import NOT_BLANK, responses
 from api.schemas_tasks import (
     BlockedTaskOut,
     ResolveConditionIn,
@@ -77,7 +78,9 @@ def resolved_conditions(request: HttpRequest) -> list[dict[str, Any]]:
     auth=api_write_auth,
 )
 def resolve_condition(
-    request: HttpRequest, cond_id: str, body: ResolveConditionIn
+    request: HttpRequest,
+    body: ResolveConditionIn,
+    cond_id: str = PathParam(..., pattern=NOT_BLANK),
 ) -> dict[str, Any]:
     """Record that the condition is the same thing as `target_id` (a task, an artifact or
     another condition); blocked tasks then show the target as their effective blocker.

@@ -43,6 +43,10 @@ class ForgetError(ValueError):
     """A forget request that names nothing, or more than one target."""
 
 
+class ForgetTargetNotFound(ForgetError):
+    """The session or entry to forget does not exist."""
+
+
 @dataclass(frozen=True)
 class ForgetTarget:
     """Exactly one of: a session, an entry, every session started before a time."""
@@ -95,13 +99,13 @@ def plan(conn: duckdb.DuckDBPyConnection, target: ForgetTarget) -> ForgetPlan:
     if target.entry_id is not None:
         entry = get_entry(conn, target.entry_id)
         if entry is None:
-            raise ForgetError(f"unknown entry {target.entry_id!r}")
+            raise ForgetTargetNotFound(f"unknown entry {target.entry_id!r}")
         out.entry_ids = [entry.entry_id]
         out.texts = [entry.title, entry.content, *(str(e.get("quote", "")) for e in entry.evidence)]
         return out
     if target.session_id is not None:
         if get_session(conn, target.session_id) is None:
-            raise ForgetError(f"unknown session {target.session_id!r}")
+            raise ForgetTargetNotFound(f"unknown session {target.session_id!r}")
         out.session_ids = [target.session_id]
     else:
         out.session_ids = session_ids_started_before(conn, target.before)  # type: ignore[arg-type]

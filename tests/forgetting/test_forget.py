@@ -123,7 +123,10 @@ def test_the_api_and_the_confirmation_page_forget(
         assert get_session(conn, "secret") is not None
 
     bad = client.post("/api/v1/forget", {"session_id": "nope"}, content_type="application/json")
-    assert bad.status_code == 422
+    assert bad.status_code == 404
+    for body in ({}, {"session_id": "secret", "entry_id": "x"}, {"before": "not a date"}):
+        refused = client.post("/api/v1/forget", body, content_type="application/json")
+        assert refused.status_code == 422, body
     done = client.post("/api/v1/forget", {"session_id": "secret"}, content_type="application/json")
     assert done.status_code == 200 and done.json()["session_ids"] == ["secret"]
     assert TOKEN not in done.content.decode()
