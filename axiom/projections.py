@@ -26,10 +26,11 @@ def all_projectors() -> list[Projector]:
         EntryProjector(),
         CitationProjector(),
         TaskProjector(),
-        # Jobs for the configured LanceDB table (AXIOM_EMBEDDER; `none` still indexes text).
-        OutboxProjector(configured_embedding_version()),
         ConflictProjector(),
         DecisionProjector(),
+        # Last: jobs for the configured LanceDB table (AXIOM_EMBEDDER; `none` still indexes
+        # text), queued once every table they read from is up to date.
+        OutboxProjector(configured_embedding_version()),
     ]
     return projectors
 

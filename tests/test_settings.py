@@ -124,7 +124,7 @@ def test_a_secret_can_come_from_a_file(tmp_path: Path) -> None:
     secret = tmp_path / "token"
     secret.write_text("from-a-file\n", encoding="utf-8")
     assert Settings.from_env({"AXIOM_AUTH_TOKEN_FILE": str(secret)}).auth_token == "from-a-file"
-    with pytest.raises(SettingsError, match=r"^AXIOM_AUTH_TOKEN_FILE=.*readable file"):
+    with pytest.raises(SettingsError, match=r"^AXIOM_AUTH_TOKEN_FILE=.*cannot read it"):
         Settings.from_env({"AXIOM_AUTH_TOKEN_FILE": str(tmp_path / "missing")})
 
 

@@ -42,7 +42,9 @@ NEW = "Switched the session cache of the checkout service from Memcached to Redi
 
 def _ranking(db: Database, service: SearchService) -> list[tuple[str, str]]:
     hits = service.search("session cache checkout service", k=10, kinds=("entry",)).hits
-    return [(h.summary, h.status) for h in hits if h.summary in (OLD, NEW)]
+    # An entry's summary is "[type] title".
+    titles = [(h.summary.split("] ", 1)[-1], h.status) for h in hits]
+    return [(title, status) for title, status in titles if title in (OLD, NEW)]
 
 
 def test_resolving_through_the_form_changes_statuses_and_ranking(

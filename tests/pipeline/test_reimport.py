@@ -93,8 +93,8 @@ def test_a_changed_session_supersedes_its_old_entries_and_keeps_every_span_exact
     for eid, old in before.items():
         if old.session_id in changed:
             assert after[eid].status == "superseded", old.title
-        else:  # unchanged sessions keep their entries, ids and stage
-            assert (after[eid].status, after[eid].stage) == ("active", old.stage)
+        else:  # unchanged sessions keep their entries, ids, status and stage
+            assert (after[eid].status, after[eid].stage) == (old.status, old.stage), old.title
     new_in_changed = [e for e in active if e.session_id in changed]
     assert new_in_changed and not set(e.entry_id for e in new_in_changed) & set(before)
     with db.read() as conn:

@@ -418,5 +418,13 @@ def test_the_navigation_links_every_area(client, site):
     page = client.get(reverse("viewer-entries")).content.decode()
     nav = re.search(r'<nav aria-label="Main">(.*?)</nav>', page, re.S).group(1)
     labels = re.findall(r">([^<]+)</a>", nav)
-    assert labels == ["Dashboard", "Sessions", "Memories", "Tasks", "Conflicts", "API docs"]
+    assert labels == [
+        "Dashboard",
+        "Sessions",
+        "Memories",
+        "Tasks",
+        "Conflicts",
+        "Decisions",
+        "API docs",
+    ]
     assert '<a href="/entries/" aria-current="page">Memories</a>' in nav
