@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -159,27 +160,33 @@ def forget(
         config.lancedb_dir, [entry_row_id(e) for e in covered.entry_ids], covered.session_ids
     )
     report.database_bytes = rewrite_database(db)
-    needles = (
-        covered.session_ids
-        + covered.entry_ids
-        + [t for t in covered.texts if len(t) >= MIN_SCRUB_CHARS]
+    report.log_lines_removed = scrub_logs(
+        config.data_dir / "logs",
+        covered.session_ids + covered.entry_ids,
+        [t for t in covered.texts if len(t) >= MIN_SCRUB_CHARS],
     )
-    report.log_lines_removed = scrub_logs(config.data_dir / "logs", needles)
     return report
 
 
-def scrub_logs(logs_dir: Path, needles: list[str]) -> int:
-    """Drop every line of every file under `logs_dir` that contains one of `needles` (or
-    a line of a multi-line needle); returns how many lines went."""
-    if not logs_dir.is_dir() or not needles:
+def scrub_logs(logs_dir: Path, ids: list[str], texts: list[str] | None = None) -> int:
+    """Drop every line of every file under `logs_dir` that names one of `ids` as a whole
+    token (so `s1` does not take `s10`'s lines) or contains one of `texts` (or a line of a
+    multi-line text); returns how many lines went."""
+    texts = texts or []
+    if not logs_dir.is_dir() or not (ids or texts):
         return 0
-    parts = {line.strip() for n in needles for line in n.splitlines() if len(line.strip()) >= 8}
-    parts.update(n for n in needles if "\n" not in n)
+    parts = {line.strip() for n in texts for line in n.splitlines() if len(line.strip()) >= 8}
+    parts.update(n for n in texts if "\n" not in n)
+    token = re.compile(
+        "|".join(rf"(?<![\w-]){re.escape(i)}(?![\w-])" for i in ids) or r"(?!x)x"
+    )
     removed = 0
     for path in sorted(p for p in logs_dir.rglob("*") if p.is_file()):
         text = path.read_text(encoding="utf-8", errors="replace")
         kept = [
-            line for line in text.splitlines(keepends=True) if not any(p in line for p in parts)
+            line
+            for line in text.splitlines(keepends=True)
+            if not token.search(line) and not any(p in line for p in parts)
         ]
         if len(kept) != len(text.splitlines(keepends=True)):
             removed += len(text.splitlines(keepends=True)) - len(kept)

@@ -214,14 +214,16 @@ class EventStore:
         return [_row_to_event(row) for row in rows]
 
     def ids_about(self, session_ids: Sequence[str], needles: Sequence[str]) -> list[str]:
-        """Ids of the events of `session_ids` or whose payload contains any of `needles`
-        (entry ids, session ids): what forgetting has to redact."""
+        """Ids of the events of `session_ids` or whose payload holds any of `needles` (entry
+        ids, session ids) as a whole JSON string: what forgetting has to redact. Matching
+        the quoted form keeps `s1` from also catching `s10`."""
+        quoted = [canonical_json(n) for n in needles]
         found = self.conn.execute(
             "SELECT event_id FROM events WHERE session_id IN (SELECT unnest(?))"
             " OR EXISTS (SELECT 1 FROM unnest(?::VARCHAR[]) AS n(x)"
             " WHERE contains(payload_json::VARCHAR, n.x))"
             " ORDER BY ts, event_id",
-            [list(session_ids), list(needles)],
+            [list(session_ids), quoted],
         ).fetchall()
         return [r[0] for r in found]
 
