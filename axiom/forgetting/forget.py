@@ -177,9 +177,7 @@ def scrub_logs(logs_dir: Path, ids: list[str], texts: list[str] | None = None) -
         return 0
     parts = {line.strip() for n in texts for line in n.splitlines() if len(line.strip()) >= 8}
     parts.update(n for n in texts if "\n" not in n)
-    token = re.compile(
-        "|".join(rf"(?<![\w-]){re.escape(i)}(?![\w-])" for i in ids) or r"(?!x)x"
-    )
+    token = re.compile("|".join(rf"(?<![\w-]){re.escape(i)}(?![\w-])" for i in ids) or r"(?!x)x")
     removed = 0
     for path in sorted(p for p in logs_dir.rglob("*") if p.is_file()):
         text = path.read_text(encoding="utf-8", errors="replace")
