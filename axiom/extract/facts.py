@@ -68,7 +68,8 @@ _LEAD = _rx(
     r"|anyway|plus|now|then|lately|recently|today|yesterday|guess\s+what)\b)+"
 )
 _ARTICLE = re.compile(r"^(?:the|our|this|that|a|an|my|your)\s+", re.I)
-_PRONOUN_SUBJECTS = frozenset(
+# Words that stand for someone or something without naming it: never a subject.
+PRONOUNS = frozenset(
     [
         "i",
         "you",
@@ -92,11 +93,9 @@ _PRONOUN_SUBJECTS = frozenset(
         "anything",
         "someone",
         "everyone",
-        "one",
-        "mine",
-        "yours",
     ]
 )
+_PRONOUN_SUBJECTS = PRONOUNS | {"one", "mine", "yours"}
 
 
 def clause(text: str, limit: int = 60) -> str:

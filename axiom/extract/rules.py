@@ -59,6 +59,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from axiom.extract.facts import (
+    PRONOUNS,
     FactMatch,
     clause,
     find_decision_fields,
@@ -351,32 +352,6 @@ _KO_WAITING = re.compile(
 _KO_NEED = re.compile(r"해야\s*(?:한다|합니다|해요|함|돼|됩니다|된다)")
 _KO_TOPIC = re.compile(r"^(?P<noun>\S+?)(?:은|는|이|가)$")
 
-_PRONOUNS = frozenset(
-    [
-        "i",
-        "you",
-        "he",
-        "she",
-        "we",
-        "they",
-        "it",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "which",
-        "who",
-        "what",
-        "here",
-        "everything",
-        "something",
-        "nothing",
-        "anything",
-        "someone",
-        "everyone",
-    ]
-)
 _FACT_VERB = re.compile(
     r"^(?P<subj>[\w`'\".+/-]+(?:\s+[\w`'\".+/-]+){0,5}?)\s+"
     r"(?:uses|runs\s+on|requires|depends\s+on|is\s+written\s+in|is\s+built\s+(?:on|with)"
@@ -741,7 +716,7 @@ class _Run:
             title = _title(_cut_clause(cut), capitalize=True)
             if vague_title(title) or (len(title) < 3 and not (blocked or ko_blocked)):
                 return False  # "TODO: Fix", "do it", "… where you need to be" name no task
-        elif subject and subject.split(" ", 1)[0].lower() not in _PRONOUNS and len(subject) >= 2:
+        elif subject and subject.split(" ", 1)[0].lower() not in PRONOUNS and len(subject) >= 2:
             title = _title(subject, capitalize=True)
         else:
             title = _title(sentence, drop_label=True)
@@ -956,7 +931,7 @@ def _project_fact(sentence: str) -> FactMatch | None:
     """Project statements: "X uses Y", "X runs on Y", "`config.py` is ..." (Korean: "X를
     사용한다"), with X as subject and what follows the verb as value."""
     m = _FACT_VERB.match(sentence) or _FACT_IS.match(sentence)
-    if m and m.group("subj").strip("`'\"").split(" ", 1)[0].lower() not in _PRONOUNS:
+    if m and m.group("subj").strip("`'\"").split(" ", 1)[0].lower() not in PRONOUNS:
         subject = _ARTICLE.sub("", m.group("subj").strip("`'\" ")) or None
         fields = FactFields(subject, clause(sentence[m.end() - 1 :]) or None)
         return FactMatch(m.start(), m.end(), "fact", "value", fields)
