@@ -18,7 +18,7 @@ from axiom.conflicts.commands import ConflictCommandError, resolve
 from axiom.conflicts.projector import RESOLUTION_CHOICES
 from axiom.conflicts.queries import CONFLICT_STATUSES, ConflictRow, list_conflicts
 from axiom.store.migrate import open_database
-from axiom.store.timepoints import TimepointError, parse_timepoint
+from axiom.store.timepoints import parse_timepoint
 
 __all__ = ["register"]
 
@@ -36,11 +36,7 @@ def _line(c: ConflictRow) -> str:
 
 
 def cmd_conflicts(args: argparse.Namespace) -> int:
-    try:
-        when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
-    except TimepointError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
     with open_database().read() as conn:
         found = list_conflicts(conn, args.status, as_of=when)
     if args.json:

@@ -11,7 +11,7 @@ import sys
 from axiom.entries.demotion import demote
 from axiom.graduation.demotion import CURRENT_POLICY, POLICIES, UnknownPolicy
 from axiom.store.migrate import open_database
-from axiom.store.timepoints import TimepointError, parse_timepoint
+from axiom.store.timepoints import parse_timepoint
 
 __all__ = ["register"]
 
@@ -20,7 +20,7 @@ def cmd_demote(args: argparse.Namespace) -> int:
     try:
         at = parse_timepoint(args.at, end_of_day=True) if args.at else None
         run = demote(open_database(), args.policy, at, dry_run=args.dry_run)
-    except (UnknownPolicy, TimepointError) as exc:
+    except UnknownPolicy as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.json:

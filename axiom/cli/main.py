@@ -31,6 +31,7 @@ from axiom.service.up import register as register_up_command
 from axiom.settings import SettingsError
 from axiom.store.db import Database
 from axiom.store.migrate import migrate, open_database
+from axiom.store.timepoints import TimepointError
 
 
 def _progress(total: int, enabled: bool):  # noqa: ANN202 - tqdm or a no-op
@@ -162,3 +163,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:  # a bad AXIOM_* variable: one line naming it
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except TimepointError as exc:  # a bad --as-of / --at / --before: one line, exit 1
+        print(f"error: {exc}", file=sys.stderr)
+        return 1

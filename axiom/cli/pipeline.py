@@ -15,7 +15,7 @@ from axiom.pipeline.batch import process_sessions, stored_session_ids, summarize
 from axiom.pipeline.export import export_lines
 from axiom.settings import Settings
 from axiom.store.migrate import open_database
-from axiom.store.timepoints import TimepointError, parse_timepoint
+from axiom.store.timepoints import parse_timepoint
 
 
 def cmd_process(args: argparse.Namespace) -> int:
@@ -28,11 +28,7 @@ def cmd_process(args: argparse.Namespace) -> int:
 
 
 def cmd_entries(args: argparse.Namespace) -> int:
-    try:
-        when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
-    except TimepointError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
     with open_database().read() as conn:
         rows = list_entries(
             conn, stage=args.stage, entry_type=args.type, status=args.status, as_of=when

@@ -22,7 +22,7 @@ from typing import Any
 from axiom.config import AxiomConfig
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
-from axiom.store.timepoints import TimepointError, parse_timepoint
+from axiom.store.timepoints import parse_timepoint
 from axiom.tasks.as_of import get_task_as_of, list_tasks_as_of
 from axiom.tasks.commands import TaskCommandError, resolve_condition_in
 from axiom.tasks.queries import (
@@ -79,11 +79,7 @@ def cmd_blocked(args: argparse.Namespace) -> int:
 
 
 def cmd_task_show(args: argparse.Namespace) -> int:
-    try:
-        when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
-    except TimepointError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
     with _database().read() as conn:
         if when is None:
             detail = get_task(conn, args.task_id)
@@ -134,11 +130,7 @@ def cmd_task_show(args: argparse.Namespace) -> int:
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
-    try:
-        when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
-    except TimepointError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
     with _database().read() as conn:
         if when is None:
             tasks = list_tasks(conn, status=args.status, project=args.project, limit=args.limit)
