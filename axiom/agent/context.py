@@ -20,7 +20,6 @@ is empty: the agent's context gets no noise.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from axiom.entries.queries import EntryRow, recent_entries
 from axiom.evidence.citations import first_citations
 from axiom.ingest.session_queries import session_ids_for_project
 from axiom.retrieval.confidence import relevance, tier_for
+from axiom.retrieval.disclosure import estimate_tokens
 from axiom.vectors.lexical import DEFAULT_ANALYZER
 
 if TYPE_CHECKING:
@@ -65,10 +65,6 @@ class Memory:
             bits.append("CONTESTED")
         cite = self.citation or f"entry:{self.entry_id}"
         return f"- {title} [{', '.join(bits)}] ({cite})"
-
-
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / 4)
 
 
 def render(memories: Sequence[Memory], budget: int) -> str:
