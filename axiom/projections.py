@@ -6,6 +6,8 @@ scheduled job) and `rebuild_all` (replay) then both pick it up.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from axiom.builds.projector import BuildProjector
 from axiom.conflicts.projector import ConflictProjector
 from axiom.decisions.ledger import DecisionProjector
@@ -43,5 +45,6 @@ def project_all(db: Database) -> dict[str, int]:
     )
 
 
-def rebuild_all(db: Database) -> dict[str, int]:
-    return write_projecting(db, lambda conn: rebuild(conn, all_projectors()))
+def rebuild_all(db: Database, on_projector: Callable[[str], None] | None = None) -> dict[str, int]:
+    """Replay every event into freshly emptied derived tables (`axiom rebuild`)."""
+    return write_projecting(db, lambda conn: rebuild(conn, all_projectors(), on_projector))

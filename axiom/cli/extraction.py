@@ -8,18 +8,20 @@ import sys
 from pathlib import Path
 
 from axiom.evaluation.extraction import ExtractionEvalError, evaluate_files
+from axiom.observability.progress import Bar, wanted
 
 
 def cmd_eval_extraction(args: argparse.Namespace) -> int:
-    def announce(name: str, entries: int) -> None:
-        if not args.json:
-            print(f"{name}: {entries} entries", file=sys.stderr)
+    with Bar(None, "conversation", "eval extraction", wanted(args.quiet)) as bar:
 
-    try:
-        report = evaluate_files([Path(p) for p in args.files], on_conversation=announce)
-    except ExtractionEvalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        def announce(name: str, entries: int) -> None:
+            bar.advance(1, f"{name}: {entries} entries")
+
+        try:
+            report = evaluate_files([Path(p) for p in args.files], on_conversation=announce)
+        except ExtractionEvalError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     if args.json:
         print(json.dumps(report.to_json(args.verbose), ensure_ascii=False, indent=2))
     else:
@@ -37,4 +39,5 @@ def register_eval(what: argparse._SubParsersAction) -> None:
     q.add_argument("files", nargs="+", help="LoCoMo JSON files (one conversation or a list)")
     q.add_argument("--json", action="store_true", help="print the numbers as JSON")
     q.add_argument("--verbose", action="store_true", help="list missed observations")
+    q.add_argument("--quiet", action="store_true", help="no progress bar")
     q.set_defaults(func=cmd_eval_extraction)

@@ -8,8 +8,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from tqdm import tqdm
-
 from axiom.cli.agent import drain_spool, transcript_paths
 from axiom.cli.agent import register as register_agent_commands
 from axiom.cli.conflicts import register as register_conflict_commands
@@ -17,6 +15,7 @@ from axiom.cli.decisions import register as register_decision_commands
 from axiom.cli.demote import register as register_demote_command
 from axiom.cli.forget import register as register_forget_command
 from axiom.cli.outbox import register as register_outbox_commands
+from axiom.cli.pipeline import process_with_progress
 from axiom.cli.pipeline import register as register_pipeline_commands
 from axiom.cli.retrieval import register as register_retrieval_commands
 from axiom.cli.tasks import register as register_task_commands
@@ -24,20 +23,15 @@ from axiom.cli.token import register as register_token_command
 from axiom.config import AxiomConfig
 from axiom.ingest.formats import PARSERS, discover
 from axiom.ingest.importer import import_paths
+from axiom.observability.progress import Bar, wanted
 from axiom.observability.stats import collect_stats
-from axiom.pipeline.batch import process_sessions, summarize
-from axiom.projections import rebuild_all
+from axiom.pipeline.batch import summarize
+from axiom.projections import all_projectors, rebuild_all
 from axiom.service.up import register as register_up_command
 from axiom.settings import SettingsError
 from axiom.store.db import Database
 from axiom.store.migrate import migrate, open_database
 from axiom.store.timepoints import TimepointError
-
-
-def _progress(total: int, enabled: bool):  # noqa: ANN202 - tqdm or a no-op
-    if not enabled:
-        return None
-    return tqdm(total=total, unit="file", file=sys.stderr)
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
@@ -58,12 +52,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not paths:
         return 0 if drained.payloads else 1
     files, _ = discover(paths)
-    bar = _progress(len(files), sys.stderr.isatty() and not args.quiet)
-    report = import_paths(
-        db, paths, fmt=args.format, on_file=(lambda _p: bar.update()) if bar else None
-    )
-    if bar:
-        bar.close()
+    with Bar(len(files), "file", "import", wanted(args.quiet)) as bar:
+        report = import_paths(db, paths, fmt=args.format, on_file=lambda _p: bar.advance())
     for issue in report.issues:
         print(issue, file=sys.stderr)
     print(
@@ -74,8 +64,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     )
     new_ids = list(dict.fromkeys([*drained.session_ids, *report.session_ids]))
     if new_ids and not args.no_process:
-        show = sys.stderr.isatty() and not args.quiet
-        print(summarize(process_sessions(db, new_ids, progress=show)))
+        print(summarize(process_with_progress(db, new_ids, args.quiet)))
     return 0 if report.imported_anything else 1
 
 
@@ -93,7 +82,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
     db = open_database()
-    counts = rebuild_all(db)
+    with Bar(len(all_projectors()), "projector", "rebuild", wanted(args.quiet)) as bar:
+        counts = rebuild_all(db, on_projector=bar.step)
     print(json.dumps(counts, sort_keys=True))
     return 0
 
@@ -132,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("rebuild", help="drop derived tables and replay every event")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_rebuild)
     register_up_command(sub)
     register_pipeline_commands(sub)

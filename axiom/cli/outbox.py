@@ -7,10 +7,9 @@ import json
 import sys
 from typing import Any
 
-from tqdm import tqdm
-
+from axiom.observability.progress import Bar, wanted
 from axiom.outbox.service import configured_writer, outbox_status
-from axiom.outbox.writer import DrainReport
+from axiom.outbox.writer import RECONCILE_STEPS, DrainReport
 from axiom.projections import project_all
 from axiom.store.migrate import open_database
 
@@ -22,21 +21,15 @@ def cmd_drain(args: argparse.Namespace) -> int:
     total = writer.pending_count()
     if args.max is not None:
         total = min(total, args.max)
-    bar = None
-    if sys.stderr.isatty() and not args.quiet and not args.json:
-        bar = tqdm(total=total, unit="job", file=sys.stderr)
     seen = 0
+    with Bar(total, "job", "outbox drain", wanted(args.quiet)) as bar:
 
-    def progress(report: DrainReport) -> None:
-        nonlocal seen
-        if bar is not None:
-            bar.update(report.claimed - seen)
-            bar.set_postfix(done=report.done, failed=report.failed)
-        seen = report.claimed
+        def progress(report: DrainReport) -> None:
+            nonlocal seen
+            bar.advance(report.claimed - seen, f"done={report.done}, failed={report.failed}")
+            seen = report.claimed
 
-    report = writer.drain(args.max, on_batch=progress)
-    if bar is not None:
-        bar.close()
+        report = writer.drain(args.max, on_batch=progress)
     if args.json:
         print(json.dumps(report.to_json(), sort_keys=True))
     elif report.busy:
@@ -59,7 +52,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
     writer = configured_writer(open_database(), load_model=False)
-    report = writer.reconcile(max_attempts=args.max_attempts, stuck_after_s=args.stuck_after)
+    with Bar(len(RECONCILE_STEPS), "step", "reconcile", wanted(args.quiet)) as bar:
+        report = writer.reconcile(
+            max_attempts=args.max_attempts, stuck_after_s=args.stuck_after, on_step=bar.step
+        )
     print(json.dumps(report.to_json(), sort_keys=True))
     return 1 if report.error else 0
 
@@ -87,4 +83,5 @@ def register(sub: Any) -> None:
     r.add_argument(
         "--stuck-after", type=float, default=300, help="seconds before processing counts as stuck"
     )
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_reconcile)

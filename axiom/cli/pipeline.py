@@ -11,18 +11,29 @@ from axiom.agent.drain import drain
 from axiom.conflicts.queries import statuses_as_of
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import get_citation, normalize_citation_id
+from axiom.observability.progress import Bar, wanted
 from axiom.pipeline.batch import process_sessions, stored_session_ids, summarize
 from axiom.pipeline.export import export_lines
+from axiom.pipeline.process import ProcessReport
 from axiom.settings import Settings
+from axiom.store.db import Database
 from axiom.store.migrate import open_database
 from axiom.store.timepoints import parse_timepoint
+
+
+def process_with_progress(db: Database, ids: list[str], quiet: bool) -> list[ProcessReport]:
+    """`process_sessions` with a bar of sessions on a terminal (`import` and `process`)."""
+    with Bar(None, "session", "process", wanted(quiet)) as bar:
+        return process_sessions(
+            db, ids, on_start=bar.set_total, on_session=lambda _s: bar.advance()
+        )
 
 
 def cmd_process(args: argparse.Namespace) -> int:
     db = open_database()
     drain(db, Settings.from_env().data_dir)
     ids = args.session_ids or stored_session_ids(db)
-    reports = process_sessions(db, ids, progress=sys.stderr.isatty())
+    reports = process_with_progress(db, ids, args.quiet)
     print(summarize(reports))
     return 1 if any(r.status != "success" for r in reports) else 0
 
@@ -109,6 +120,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "process", help="run the memory pipeline over sessions, oldest first (default: all)"
     )
     p.add_argument("session_ids", nargs="*")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_process)
 
     p = sub.add_parser("entries", help="list memory entries")

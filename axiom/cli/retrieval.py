@@ -11,6 +11,7 @@ from pathlib import Path
 from axiom.cli.extraction import register_eval as register_extraction_eval
 from axiom.config import AxiomConfig
 from axiom.evaluation.retrieval import ConversationEval, EvalError, run_eval
+from axiom.observability.progress import wanted
 from axiom.retrieval.disclosure import disclose
 from axiom.retrieval.query import MAX_K, MODES, QueryError, SearchUnavailable
 from axiom.retrieval.search import SearchService
@@ -58,10 +59,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_locomo(args: argparse.Namespace) -> int:
-    progress = sys.stderr.isatty() and not args.quiet
+    progress = wanted(args.quiet)
 
     def announce(conv: ConversationEval) -> None:
-        if not args.json:
+        if progress and not args.json:
             print(f"{conv.name}: {conv.questions} questions evaluated", file=sys.stderr)
 
     try:

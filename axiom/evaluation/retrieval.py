@@ -36,15 +36,12 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from tqdm import tqdm
 
 from axiom.config import AxiomConfig
 from axiom.entries.queries import count_entries
@@ -63,6 +60,7 @@ from axiom.evaluation.locomo import (
 )
 from axiom.ingest.importer import import_paths
 from axiom.ingest.session_queries import list_messages, list_session_ids
+from axiom.observability.progress import Bar
 from axiom.outbox.writer import OutboxWriter
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
@@ -125,10 +123,8 @@ def _report_json(report: Report, precision: dict[int, float] | None = None) -> d
     return out
 
 
-def _bar(total: int, unit: str, desc: str, enabled: bool) -> Any:
-    if not enabled:
-        return None
-    return tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, leave=False)
+def _bar(total: int, unit: str, desc: str, enabled: bool) -> Bar:
+    return Bar(total, unit, desc, enabled)
 
 
 def _conversations(path: Path) -> list[tuple[Conversation, Any]]:
@@ -180,12 +176,10 @@ def evaluate_conversation(
         t0 = time.perf_counter()
         pipeline = configured_pipeline(config)
         bar = _bar(len(report.session_ids), "session", f"{conv.name} process", progress)
-        for sid in report.session_ids:
-            process_session(db, sid, pipeline)
-            if bar:
-                bar.update()
-        if bar:
-            bar.close()
+        with bar:
+            for sid in report.session_ids:
+                process_session(db, sid, pipeline)
+                bar.advance()
         result.seconds["process"] = time.perf_counter() - t0
         with db.read() as conn:
             result.entries = count_entries(conn)
@@ -204,13 +198,11 @@ def evaluate_conversation(
 
         def advance(drain: Any) -> None:
             nonlocal seen
-            if bar:
-                bar.update(drain.claimed - seen)
+            bar.advance(drain.claimed - seen)
             seen = drain.claimed
 
-        drained = writer.drain(on_batch=advance)
-        if bar:
-            bar.close()
+        with bar:
+            drained = writer.drain(on_batch=advance)
         if drained.error or drained.remaining:
             raise EvalError(
                 f"{conv.name}: the outbox did not drain ({drained.remaining} pending):"
@@ -289,10 +281,8 @@ def _ask(
                 if found.hits:
                     top = found.hits[0]
                     result.top_hits.append((top.tier, top.match, bool(gold & set(_dia_ids(top)))))
-        if bar:
-            bar.update()
-    if bar:
-        bar.close()
+        bar.advance()
+    bar.close()
 
 
 @dataclass

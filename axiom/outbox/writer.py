@@ -132,6 +132,9 @@ class DrainReport:
         return out
 
 
+RECONCILE_STEPS = ("re-queued stuck and failed jobs", "compared with LanceDB")
+
+
 @dataclass
 class ReconcileReport:
     stuck_requeued: int = 0  # processing too long (a writer died) → pending
@@ -359,8 +362,14 @@ class OutboxWriter:
 
     # -- reconcile -------------------------------------------------------------------------
 
-    def reconcile(self, max_attempts: int = 5, stuck_after_s: float = 300) -> ReconcileReport:
-        """Put work a crash or an error left behind back in the queue.
+    def reconcile(
+        self,
+        max_attempts: int = 5,
+        stuck_after_s: float = 300,
+        on_step: Callable[[str], None] | None = None,
+    ) -> ReconcileReport:
+        """Put work a crash or an error left behind back in the queue; `on_step(name)` after
+        each of its `RECONCILE_STEPS` (progress for `axiom reconcile`).
 
         * `processing` for longer than `stuck_after_s` (its writer died) → pending, or
           failed when it already used `max_attempts`;
@@ -401,6 +410,8 @@ class OutboxWriter:
                     [now, version, max_attempts],
                 ).fetchall()
             )
+        if on_step:
+            on_step(RECONCILE_STEPS[0])
         with self.store.writer_lock(blocking=False) as mine:
             if mine:
                 try:
@@ -408,6 +419,8 @@ class OutboxWriter:
                     report.verified = True
                 except LanceStoreError as exc:
                     report.error = str(exc)
+        if on_step:
+            on_step(RECONCILE_STEPS[1])
         return report
 
     def _verify(self, report: ReconcileReport) -> None:

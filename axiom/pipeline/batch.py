@@ -3,10 +3,7 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable
-
-from tqdm import tqdm
+from collections.abc import Callable, Iterable
 
 from axiom.ingest.session_queries import list_session_ids
 from axiom.pipeline.factory import configured_pipeline
@@ -28,20 +25,23 @@ def ordered_sessions(db: Database, session_ids: Iterable[str]) -> list[str]:
 
 
 def process_sessions(
-    db: Database, session_ids: Iterable[str], progress: bool = False
+    db: Database,
+    session_ids: Iterable[str],
+    on_start: Callable[[int], None] | None = None,
+    on_session: Callable[[str], None] | None = None,
 ) -> list[ProcessReport]:
     """Run the pipeline over each session, oldest first (`axiom.pipeline.order`); a failing
-    session is reported, the rest go on. `progress` draws a bar on stderr."""
+    session is reported, the rest go on. `on_start(count)` then `on_session(id)` after each
+    one let a caller show progress (`axiom.observability.progress`)."""
     pipeline = configured_pipeline()
     ids = ordered_sessions(db, session_ids)
-    bar = tqdm(total=len(ids), unit="session", file=sys.stderr) if progress else None
+    if on_start:
+        on_start(len(ids))
     reports = []
     for sid in ids:
         reports.append(process_session(db, sid, pipeline))
-        if bar:
-            bar.update()
-    if bar:
-        bar.close()
+        if on_session:
+            on_session(sid)
     return reports
 
 

@@ -152,14 +152,24 @@ def run_projector(conn: duckdb.DuckDBPyConnection, projector: Projector, batch: 
         applied += len(events)
 
 
-def rebuild(conn: duckdb.DuckDBPyConnection, projectors: Sequence[Projector]) -> dict[str, int]:
-    """Drop every row the projectors derived and replay all events through them."""
+def rebuild(
+    conn: duckdb.DuckDBPyConnection,
+    projectors: Sequence[Projector],
+    on_projector: Callable[[str], None] | None = None,
+) -> dict[str, int]:
+    """Drop every row the projectors derived and replay all events through them;
+    `on_projector(name)` after each projector has replayed (progress for `rebuild`)."""
     for projector in projectors:
         for table in projector.tables:
             conn.execute(f"DELETE FROM {table}")
         conn.execute("DELETE FROM projection_offsets WHERE projector_name = ?", [projector.name])
         conn.execute("DELETE FROM projection_errors WHERE projector_name = ?", [projector.name])
-    return {p.name: run_projector(conn, p) for p in projectors}
+    counts = {}
+    for projector in projectors:
+        counts[projector.name] = run_projector(conn, projector)
+        if on_projector:
+            on_projector(projector.name)
+    return counts
 
 
 def write_projecting(db: Database, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
