@@ -10,6 +10,8 @@ made once per data dir. Both come from the core (`open_database`,
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
@@ -23,6 +25,8 @@ from axiom.store.migrate import open_database
 _lock = threading.Lock()
 _databases: dict[Path, Database] = {}
 _services: dict[Path, SearchService] = {}
+_leases: dict[SearchService, int] = {}  # requests using each service now
+_retired: set[SearchService] = set()  # swapped out by `reset` while leased: close on return
 
 
 def _config() -> AxiomConfig:
@@ -40,8 +44,10 @@ def get_database() -> Database:
     return database
 
 
-def get_search_service() -> SearchService:
-    """One search service per data dir (the database is migrated before its first read)."""
+@contextmanager
+def search_service() -> Iterator[SearchService]:
+    """The data dir's search service (one per data dir, the database migrated before its
+    first read), leased for one request: `reset` closes it only once no request holds it."""
     config = _config()
     get_database()
     with _lock:
@@ -49,16 +55,32 @@ def get_search_service() -> SearchService:
         if service is None:
             service = SearchService.from_config(config)
             _services[config.data_dir] = service
-    return service
+        _leases[service] = _leases.get(service, 0) + 1
+    try:
+        yield service
+    finally:
+        with _lock:
+            _leases[service] -= 1
+            idle = _leases[service] == 0
+            if idle:
+                del _leases[service]
+            retired = idle and service in _retired
+            _retired.discard(service)
+        if retired:
+            service.close()
 
 
 def reset() -> None:
-    """Forget every cached handle (tests point the settings at a fresh data dir)."""
+    """Forget every cached handle (tests point the settings at a fresh data dir; `forget`
+    drops LanceDB versions the services hold). A service a request still uses is swapped
+    out now and closed when that request returns it, never under it."""
     with _lock:
-        for service in _services.values():
-            service.close()
+        idle = [s for s in _services.values() if s not in _leases]
+        _retired.update(s for s in _services.values() if s in _leases)
         _services.clear()
         _databases.clear()
+    for service in idle:
+        service.close()
 
 
 def get_api_token() -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from axiom.retrieval.query import MODES, QueryError, SearchUnavailable
-from config.stores import get_search_service
+from config.stores import search_service
 from viewer.rendering import render_page
 
 RESULTS = 20
@@ -24,7 +24,8 @@ def search(request: HttpRequest) -> HttpResponse:
     context: dict[str, object] = {"q": query, "mode": mode, "modes": MODES}
     if query.strip():
         try:
-            context["result"] = get_search_service().search(query, k=RESULTS, mode=mode)
+            with search_service() as service:
+                context["result"] = service.search(query, k=RESULTS, mode=mode)
         except (QueryError, SearchUnavailable) as exc:
             context["error"] = str(exc)
     return render_page(request, "viewer/search.html", context, fragment="search-results")

@@ -8,6 +8,7 @@ the context block for SessionStart / UserPromptSubmit.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Any
 
 from django.http import HttpRequest
@@ -17,7 +18,7 @@ from api.auth import api_write_auth
 from axiom.agent.intake import accept
 from axiom.retrieval.query import SearchError
 from axiom.settings import Settings
-from config.stores import get_database, get_search_service
+from config.stores import get_database, search_service
 
 router = Router(tags=["hooks"])
 
@@ -30,9 +31,10 @@ class HookIn(Schema):
 @router.post("/hooks", auth=api_write_auth)
 def receive_hook(request: HttpRequest, body: HookIn) -> dict[str, Any]:
     """Store what a Claude Code hook hands over and return the agent's context block."""
-    try:
-        search = get_search_service()
-    except SearchError:
-        search = None
     budget = Settings.from_env().inject_budget
-    return accept(get_database(), search, body.event, body.payload, budget)
+    with ExitStack() as held:
+        try:
+            search = held.enter_context(search_service())
+        except SearchError:
+            search = None
+        return accept(get_database(), search, body.event, body.payload, budget)

@@ -12,7 +12,7 @@ from api.errors import NotFound
 from api.schemas import NOT_BLANK, responses
 from axiom.retrieval.disclosure import MAX_BUDGET, details, disclose, parse_hit_id, timeline
 from axiom.retrieval.query import MAX_K
-from config.stores import get_database, get_search_service
+from config.stores import get_database, search_service
 
 router = Router(tags=["search"])
 
@@ -39,11 +39,11 @@ class HitParams(Schema):
 def search(request: HttpRequest, params: Query[SearchParams]) -> dict:
     """Hybrid search over memory entries and messages: each hit has its score breakdown,
     a confidence tier (high / suggested / none) and a citation id."""
-    service = get_search_service()
-    result = service.search(params.q, k=params.k, mode=params.mode)
-    data = result.to_json()
-    if params.budget is not None:
-        data["disclosure"] = disclose(service.db, result, params.budget).to_json()
+    with search_service() as service:
+        result = service.search(params.q, k=params.k, mode=params.mode)
+        data = result.to_json()
+        if params.budget is not None:
+            data["disclosure"] = disclose(service.db, result, params.budget).to_json()
     return data
 
 
