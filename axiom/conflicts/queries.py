@@ -117,6 +117,23 @@ def list_conflicts(
     return [r for r in rows if status == "all" or r.status == status]
 
 
+def open_partners(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, list[str]]:
+    """For each of `entry_ids` in an open conflict, the entries it conflicts with (search
+    hits of a contested memory name them)."""
+    rows = conn.execute(
+        "SELECT older_id, newer_id FROM conflicts WHERE status = 'open'"
+        " AND (older_id IN (SELECT unnest(?)) OR newer_id IN (SELECT unnest(?)))"
+        " ORDER BY detected_at, conflict_id",
+        [entry_ids, entry_ids],
+    ).fetchall()
+    wanted, out = set(entry_ids), {}
+    for older, newer in rows:
+        for mine, other in ((older, newer), (newer, older)):
+            if mine in wanted:
+                out.setdefault(mine, []).append(other)
+    return out
+
+
 def _as_of(row: ConflictRow, as_of: datetime | None) -> ConflictRow:
     if as_of is None or row.resolved_at is None or row.resolved_at <= as_of:
         return row

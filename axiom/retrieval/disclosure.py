@@ -89,6 +89,7 @@ def index_item(hit: SearchHit) -> dict[str, Any]:
         "score": round(hit.score, 4),
         "tier": hit.tier,
         "citation": hit.citation,
+        **({"conflicts_with": hit.conflicts_with} if hit.conflicts_with else {}),
     }
 
 

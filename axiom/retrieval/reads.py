@@ -11,6 +11,7 @@ from typing import Any
 
 import duckdb
 
+from axiom.conflicts.queries import open_partners
 from axiom.entries.queries import entry_headlines, entry_rank_facts
 from axiom.evidence.citations import first_citations, message_citations
 from axiom.ingest.session_queries import message_texts, message_times, session_starts
@@ -90,3 +91,13 @@ def _evidence_keys(
         if isinstance(ev, dict) and isinstance(ev.get("message_index"), int):
             out.append((str(ev.get("session_id") or session_id), ev["message_index"]))
     return tuple(dict.fromkeys(out))
+
+
+def attach_conflicts(conn: duckdb.DuckDBPyConnection, items: list[Scored]) -> None:
+    """A contested entry's hit names the entries it is in an open conflict with."""
+    entry_ids = [i.hit.entry_id for i in items if i.hit.status == "contested" and i.hit.entry_id]
+    if not entry_ids:
+        return
+    partners = open_partners(conn, entry_ids)
+    for i in items:
+        i.hit.conflicts_with = partners.get(i.hit.entry_id or "", [])

@@ -28,6 +28,7 @@ class SearchHit:
     role: str | None = None  # messages
     meta: dict[str, Any] = field(default_factory=dict)  # messages: the message's meta
     breakdown: dict[str, Any] = field(default_factory=dict)
+    conflicts_with: list[str] = field(default_factory=list)  # contested: the other entries
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +49,7 @@ class SearchHit:
             "role": self.role,
             "meta": self.meta,
             "breakdown": self.breakdown,
+            "conflicts_with": self.conflicts_with,
         }
 
 

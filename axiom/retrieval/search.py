@@ -124,7 +124,7 @@ from axiom.retrieval.query import (
     validate_options,
     validate_query,
 )
-from axiom.retrieval.reads import attach_citations, read_details, read_facts
+from axiom.retrieval.reads import attach_citations, attach_conflicts, read_details, read_facts
 from axiom.retrieval.results import SearchHit, SearchResult
 from axiom.retrieval.scoring import detail_pool, finish, rerank
 from axiom.store.db import Database
@@ -318,6 +318,7 @@ class SearchService:
         read_details(conn, detail_pool(scored, query_terms, found.embedder_name, k))
         top = finish(scored, query_terms, found.embedder_name, self.analyzer, k, view_names)
         attach_citations(conn, top)
+        attach_conflicts(conn, top)
         return [item.hit for item in top], stale
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from axiom.entries.queries import list_entries
+from axiom.outbox.service import configured_writer
 from axiom.store.db import Database
 from tests.cli_support import run_cli
 from tests.conflicts.support import Said, run_sessions
@@ -58,3 +59,18 @@ def test_the_api_lists_and_resolves_conflicts(client, site: Database, tmp_path: 
     )
     assert done.status_code == 200 and done.json()["resolution"] == "reject_both"
     assert set(_statuses(site).values()) == {"deprecated"}
+
+
+def test_search_hits_of_a_contested_entry_name_the_other(
+    client, site: Database, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("AXIOM_EMBEDDER", "none")  # full text only: no model to load
+    run_sessions(site, tmp_path, {"a": [OLD], "b": [NEW]})
+    assert configured_writer(site).drain().error is None
+    with site.read() as conn:
+        ids = {e.title: e.entry_id for e in list_entries(conn)}
+    found = client.get("/api/v1/search", {"q": "nightly backups bucket", "mode": "fts"}).json()
+    named = {h["entry_id"]: h["conflicts_with"] for h in found["hits"] if h["kind"] == "entry"}
+    assert named == {ids[OLD.text]: [ids[NEW.text]], ids[NEW.text]: [ids[OLD.text]]}
+    page = client.get("/search/", {"q": "nightly backups bucket", "mode": "fts"}).content.decode()
+    assert "conflicts with" in page and f"/entries/{ids[NEW.text]}/" in page
