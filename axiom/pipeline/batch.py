@@ -23,7 +23,8 @@ from axiom.pipeline.process import (
     AnalysedBuild,
     Pipeline,
     ProcessReport,
-    analyse_session,
+    analyse_ingest,
+    pending_ingest,
     write_build,
 )
 from axiom.store.db import Database
@@ -70,8 +71,11 @@ def process_many(
     """Run `pipeline` over `session_ids` in this order, chunk by chunk (idempotent)."""
     reports: list[ProcessReport] = []
     for i in range(0, len(session_ids), ANALYSE_CHUNK):
+        with db.read() as conn:  # one connection for the chunk's ingests
+            chunk = session_ids[i : i + ANALYSE_CHUNK]
+            found = [pending_ingest(conn, sid, pipeline) for sid in chunk]
         analysed = [
-            analyse_session(db, sid, pipeline) for sid in session_ids[i : i + ANALYSE_CHUNK]
+            f if isinstance(f, ProcessReport) else analyse_ingest(db, f, pipeline) for f in found
         ]
         builds = [a for a in analysed if isinstance(a, AnalysedBuild)]
         written = iter(write_builds(db, builds))

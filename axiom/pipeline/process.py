@@ -338,12 +338,27 @@ def analyse_session(
     """Extraction, alignment, validation (and task vectors) of the newest ingest of
     `session_id`, without the write lock; a `skipped` report when its build succeeded."""
     with db.read() as conn:
-        ingest = latest_ingest(conn, session_id)
-        if ingest is None:
-            raise LookupError(f"no session_ingested event for session {session_id!r}")
-        build_id = pipeline.spec.build_id_for(ingest.event_id)
-        if _build_succeeded(conn, build_id):
-            return ProcessReport(session_id, build_id, skipped=True)
+        found = pending_ingest(conn, session_id, pipeline)
+    return found if isinstance(found, ProcessReport) else analyse_ingest(db, found, pipeline)
+
+
+def pending_ingest(
+    conn: duckdb.DuckDBPyConnection, session_id: str, pipeline: Pipeline
+) -> StoredEvent | ProcessReport:
+    """The newest ingest of the session, or a `skipped` report when its build succeeded."""
+    ingest = latest_ingest(conn, session_id)
+    if ingest is None:
+        raise LookupError(f"no session_ingested event for session {session_id!r}")
+    build_id = pipeline.spec.build_id_for(ingest.event_id)
+    if _build_succeeded(conn, build_id):
+        return ProcessReport(session_id, build_id, skipped=True)
+    return ingest
+
+
+def analyse_ingest(db: Database, ingest: StoredEvent, pipeline: Pipeline) -> AnalysedBuild:
+    """`analyse_session` once the ingest is known (no lock; `db` only for task vectors)."""
+    session_id = ingest.session_id or ""
+    build_id = pipeline.spec.build_id_for(ingest.event_id)
     transcript = Transcript.from_json(ingest.payload["transcript"])
     report = ProcessReport(session_id, build_id)
     timer = _Timer()
