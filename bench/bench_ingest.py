@@ -21,7 +21,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DEFAULT = sorted((ROOT.parent / "shared" / "data" / "locomo-dev").glob("*.json"))
+DEFAULT = sorted(
+    next(
+        (p / "shared" / "data" / "locomo-dev" for p in ROOT.parents if (p / "shared").is_dir()),
+        ROOT,
+    ).glob("*.json")
+)
 
 
 def cpu_model() -> str:

@@ -21,6 +21,7 @@ only suggests a possible conflict to a reader and never marks anything contested
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -121,6 +122,7 @@ _NEGATION = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure, and called for every pair of believed facts
 def normalize(text: str | None) -> str:
     """NFKC, case-folded, whitespace collapsed, sentence punctuation and quotes trimmed."""
     if not text:
@@ -136,6 +138,7 @@ def _strip_particle(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def topic_words(text: str) -> frozenset[str]:
     """Content words of `text` (Korean particles stripped), stop words and one-letter words
     left out: what "about the same topic" is judged on."""
@@ -169,12 +172,17 @@ class Fact:
     def replaced_value(self) -> str | None:
         """The old value this fact says was replaced (previous_value, else read off a
         "from A to B" / "instead of A" / "no longer A" / "A에서 B로" wording)."""
-        if self.previous_value:
-            return normalize(self.previous_value)
-        for pattern in _REPLACEMENTS:
-            if m := pattern.search(normalize(self.text)):
-                return _strip_particle(normalize(m.group("old")))
-        return None
+        return _replaced_value(self.text, self.previous_value)
+
+
+@functools.lru_cache(maxsize=1 << 14)  # asked of the same new fact once per believed fact
+def _replaced_value(text: str, previous_value: str | None) -> str | None:
+    if previous_value:
+        return normalize(previous_value)
+    for pattern in _REPLACEMENTS:
+        if m := pattern.search(normalize(text)):
+            return _strip_particle(normalize(m.group("old")))
+    return None
 
 
 @dataclass(frozen=True)

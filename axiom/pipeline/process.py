@@ -319,17 +319,46 @@ def _analyse(
     return outcome
 
 
-def process_session(
-    db: Database, session_id: str, pipeline: Pipeline, project: bool = True
-) -> ProcessReport:
-    """Run the memory pipeline over the newest ingest of `session_id` (idempotent)."""
+@dataclass
+class AnalysedBuild:
+    """A session's build with the slow work done (`analyse_session`, outside the lock),
+    ready to be written (`write_build`, inside a write transaction)."""
+
+    pipeline: Pipeline
+    ingest: StoredEvent
+    report: ProcessReport
+    timer: _Timer
+    outcome: _Outcome | None
+    analysed: list[StageMetric]
+
+
+def analyse_session(
+    db: Database, session_id: str, pipeline: Pipeline
+) -> AnalysedBuild | ProcessReport:
+    """Extraction, alignment, validation (and task vectors) of the newest ingest of
+    `session_id`, without the write lock; a `skipped` report when its build succeeded."""
     with db.read() as conn:
-        ingest = latest_ingest(conn, session_id)
-        if ingest is None:
-            raise LookupError(f"no session_ingested event for session {session_id!r}")
-        build_id = pipeline.spec.build_id_for(ingest.event_id)
-        if _build_succeeded(conn, build_id):
-            return ProcessReport(session_id, build_id, skipped=True)
+        found = pending_ingest(conn, session_id, pipeline)
+    return found if isinstance(found, ProcessReport) else analyse_ingest(db, found, pipeline)
+
+
+def pending_ingest(
+    conn: duckdb.DuckDBPyConnection, session_id: str, pipeline: Pipeline
+) -> StoredEvent | ProcessReport:
+    """The newest ingest of the session, or a `skipped` report when its build succeeded."""
+    ingest = latest_ingest(conn, session_id)
+    if ingest is None:
+        raise LookupError(f"no session_ingested event for session {session_id!r}")
+    build_id = pipeline.spec.build_id_for(ingest.event_id)
+    if _build_succeeded(conn, build_id):
+        return ProcessReport(session_id, build_id, skipped=True)
+    return ingest
+
+
+def analyse_ingest(db: Database, ingest: StoredEvent, pipeline: Pipeline) -> AnalysedBuild:
+    """`analyse_session` once the ingest is known (no lock; `db` only for task vectors)."""
+    session_id = ingest.session_id or ""
+    build_id = pipeline.spec.build_id_for(ingest.event_id)
     transcript = Transcript.from_json(ingest.payload["transcript"])
     report = ProcessReport(session_id, build_id)
     timer = _Timer()
@@ -348,28 +377,42 @@ def process_session(
         timer.fail("extract", report.error)
         log.warning("session %s: build %s failed: %s", session_id, build_id, report.error)
         outcome = None
-    analysed = list(timer.metrics)
+    return AnalysedBuild(pipeline, ingest, report, timer, outcome, list(timer.metrics))
 
-    def write(conn: duckdb.DuckDBPyConnection) -> None:
-        # Run again from scratch when a projector's failure aborts the transaction (see
-        # `write_projecting`): the stages timed in here start over with each attempt.
-        timer.metrics = list(analysed)
-        writer = _BuildWriter(conn, pipeline, ingest, build_id)
-        writer.started()
-        if outcome is not None:
-            with timer.stage("materialize"):
-                writer.record(outcome, timer)
-            report.entries = len(outcome.extraction.entries)
-        report.metrics = timer.metrics
-        writer.finished(report)
-        if project:
-            # Looked up at call time (the module, not the name), so a test can add a projector.
-            for projector in axiom.projections.all_projectors():
-                run_projector(conn, projector)
-        report.events_appended = writer.appended
 
-    write_projecting(db, write)
+def write_build(
+    conn: duckdb.DuckDBPyConnection, build: AnalysedBuild, project: bool = True
+) -> ProcessReport:
+    """Append the build's events and, with `project`, advance every projector (the next
+    build reads their tables). Call it inside `write_projecting`: run again from scratch
+    when a projector's failure aborts the transaction, so the stages timed in here start
+    over with each attempt."""
+    report, timer, outcome = build.report, build.timer, build.outcome
+    timer.metrics = list(build.analysed)
+    writer = _BuildWriter(conn, build.pipeline, build.ingest, report.build_id)
+    writer.started()
+    if outcome is not None:
+        with timer.stage("materialize"):
+            writer.record(outcome, timer)
+        report.entries = len(outcome.extraction.entries)
+    report.metrics = timer.metrics
+    writer.finished(report)
+    if project:
+        # Looked up at call time (the module, not the name), so a test can add a projector.
+        for projector in axiom.projections.all_projectors():
+            run_projector(conn, projector)
+    report.events_appended = writer.appended
     return report
+
+
+def process_session(
+    db: Database, session_id: str, pipeline: Pipeline, project: bool = True
+) -> ProcessReport:
+    """Run the memory pipeline over the newest ingest of `session_id` (idempotent)."""
+    build = analyse_session(db, session_id, pipeline)
+    if isinstance(build, ProcessReport):
+        return build
+    return write_projecting(db, lambda conn: write_build(conn, build, project))
 
 
 def conflict_id_of(older_id: str, newer_id: str) -> str:
@@ -409,10 +452,18 @@ class _BuildWriter:
         self._pool_rows: dict[str, dict[str, tuple[str, str, str]]] = {}  # type -> id -> row
         self._fact_of: dict[str, Fact] = {}  # this build's facts by entry id
         self._facts: dict[str, list[Fact]] = {}  # believed facts by entry type (conflicts)
-        self._contested: dict[str, set[str]] = {}  # entry id -> ids it is in open conflict with
+        # entry id -> ids it is in open conflict with: every open conflict, read once
+        # (`_load_conflicts`), plus those this build detects.
+        self._contested: dict[str, set[str]] | None = None
+        self._stages: dict[str, str] = {}  # this build's entries: stage as of the events so far
+        self._approvers: dict[str, str | None] = {}  # this build's entries: who approved
+        self._pending: list[NewEvent] = []  # appended, not yet written (`flush`)
 
-    def append(self, event_type: str, payload: dict[str, Any], key: str) -> StoredEvent:
-        result = self.store.append(
+    def append(self, event_type: str, payload: dict[str, Any], key: str) -> None:
+        """Queue an event; `flush` writes the queue in a few statements. The build reads
+        events only after a flush (`_supersede`, `_tasks`, `finished`) or from what it
+        loaded up front (`_load_entry_state`), so queueing changes nothing it sees."""
+        self._pending.append(
             NewEvent(
                 event_type,
                 payload,
@@ -422,8 +473,15 @@ class _BuildWriter:
                 build_id=self.build_id,
             )
         )
-        self.appended += int(result.created)
-        return result.event
+        if event_type == ENTRY_PROMOTED:
+            self._stages[payload["entry_id"]] = payload["to"]
+
+    def flush(self) -> None:
+        """Write the queued events (deduplicated as one by one: `EventStore.append_many`)."""
+        if self._pending:
+            results = self.store.append_many(self._pending)
+            self.appended += sum(r.created for r in results)
+            self._pending = []
 
     def started(self) -> None:
         spec = self.pipeline.spec
@@ -449,13 +507,12 @@ class _BuildWriter:
         }
         key = f"{self.build_id}:{report.status}"
         if report.status != "success":
-            failed_before = self.conn.execute(
-                "SELECT count(*) FROM event_dedup WHERE starts_with(dedupe_key, ?)",
-                [f"{BUILD_FINISHED}:{key}"],
-            ).fetchone()[0]
+            self.flush()
+            failed_before = self.store.count_dedupe_prefix(f"{BUILD_FINISHED}:{key}")
             if failed_before:
                 key += f":{failed_before + 1}"
         self.append(BUILD_FINISHED, payload, key)
+        self.flush()
 
     def record(self, outcome: _Outcome, timer: _Timer) -> None:
         """Append the build's events. `materialize` (timed by the caller) includes the two
@@ -477,10 +534,33 @@ class _BuildWriter:
             },
             self.build_id,
         )
+        self._load_entry_state([e.entry_id for e in extraction.entries])
         for entry in extraction.entries:
             self._entry(entry, outcome, timer)
+        self.flush()
         self._supersede(outcome)
+        self.flush()
         timer.run("resolve_tasks", lambda: self._tasks(outcome))
+
+    def _load_entry_state(self, entry_ids: list[str]) -> None:
+        """Stages and approvals of this build's entries and every open conflict, each read
+        in one query (instead of one per entry) before the build appends anything."""
+        events = self.store.about_any("entry_id", entry_ids, (ENTRY_PROMOTED, ENTRY_APPROVED))
+        for event in events:  # oldest first: the last promotion, the first approval
+            eid = event.payload["entry_id"]
+            if event.event_type == ENTRY_PROMOTED:
+                self._stages[eid] = event.payload["to"]
+            else:
+                self._approvers.setdefault(eid, event.payload.get("approved_by"))
+        self._load_conflicts()
+
+    def _load_conflicts(self) -> dict[str, set[str]]:
+        if self._contested is None:
+            self._contested = {}
+            for c in list_conflicts(self.conn, "open"):
+                self._contested.setdefault(c.older_id, set()).add(c.newer_id)
+                self._contested.setdefault(c.newer_id, set()).add(c.older_id)
+        return self._contested
 
     def _supersede(self, outcome: _Outcome) -> None:
         """Entries built from an earlier ingest of this session that this build did not
@@ -654,15 +734,11 @@ class _BuildWriter:
                     },
                     f"{eid}:contested:{conflict_id}",
                 )
-            self._contested.setdefault(eid, set()).add(c.other_of(eid))
+            self._load_conflicts().setdefault(eid, set()).add(c.other_of(eid))
 
     def _open_conflicts(self, entry_id: str) -> set[str]:
         """Ids of the entries `entry_id` is in open conflict with (this build and before)."""
-        known = self._contested.get(entry_id)
-        if known is None:
-            known = {c.other(entry_id) for c in list_conflicts(self.conn, "open", entry_id)}
-            self._contested[entry_id] = known
-        return known
+        return self._load_conflicts().get(entry_id, set())
 
     def _promote(
         self, candidate: CandidateEntry, canonical_key: str, check: CheckResult | None
@@ -746,9 +822,7 @@ class _BuildWriter:
 
     def _stage_of(self, entry_id: str) -> str:
         """The entry's stage as of the events appended so far (projection may lag)."""
-        promotions = self.store.about("entry_id", entry_id, [ENTRY_PROMOTED])
-        return promotions[-1].payload["to"] if promotions else "raw"
+        return self._stages.get(entry_id, "raw")
 
     def _approved_by(self, entry_id: str) -> str | None:
-        approvals = self.store.about("entry_id", entry_id, [ENTRY_APPROVED])
-        return approvals[0].payload.get("approved_by") if approvals else None
+        return self._approvers.get(entry_id)

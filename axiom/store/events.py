@@ -103,6 +103,24 @@ def _row_to_event(row: Sequence[Any]) -> StoredEvent:
     )
 
 
+def _new_stored(event: NewEvent, seq: int, ts: datetime | None) -> tuple[StoredEvent, str]:
+    """The event as it will be stored, and its payload's stored text."""
+    payload_text = canonical_json(event.payload)
+    stored = StoredEvent(
+        event_id=f"ev_{seq:012d}",
+        seq=seq,
+        ts=ts or datetime.now(UTC).replace(tzinfo=None),
+        event_type=event.event_type,
+        actor=event.actor,
+        session_id=event.session_id,
+        payload=json.loads(payload_text),
+        checksum=hashlib.sha256(payload_text.encode("utf-8")).hexdigest(),
+        build_id=event.build_id,
+        dedupe_key=event.dedupe_key,
+    )
+    return stored, payload_text
+
+
 class EventStore:
     """Appends and reads events on a connection owned by the caller's unit of work."""
 
@@ -110,53 +128,78 @@ class EventStore:
         self.conn = conn
 
     def append(self, event: NewEvent) -> AppendResult:
-        if event.dedupe_key is not None:
-            existing = self.get_by_dedupe_key(event.dedupe_key)
-            if existing is not None:
-                return AppendResult(existing, created=False)
-        seq = self.conn.execute("SELECT nextval('events_seq')").fetchone()[0]
-        event_id = f"ev_{seq:012d}"
-        ts = self._next_ts()
-        payload_text = canonical_json(event.payload)
-        checksum = hashlib.sha256(payload_text.encode("utf-8")).hexdigest()
-        self.conn.execute(
-            f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                event_id,
-                seq,
-                ts,
-                event.event_type,
-                event.actor,
-                event.session_id,
-                payload_text,
-                checksum,
-                event.build_id,
-                event.dedupe_key,
-            ],
-        )
-        if event.dedupe_key is not None:
+        return self.append_many([event])[0]
+
+    def append_many(self, events: Sequence[NewEvent]) -> list[AppendResult]:
+        """Append `events` in order as `append` would one by one, in five statements
+        whatever their number (one dedupe read, one insert per table): what a writer that
+        records many events per transaction uses. An event whose key is stored, or repeats
+        an earlier key of the batch, returns that event (`created` False)."""
+        found = self._by_dedupe_keys([e.dedupe_key for e in events if e.dedupe_key])
+        fresh = [e for e in events if e.dedupe_key is None or e.dedupe_key not in found]
+        seqs = self._next_seqs(len(fresh))
+        ts = self._next_ts() if fresh else None
+        out: list[AppendResult] = []
+        rows: list[tuple[StoredEvent, str]] = []
+        for event in events:
+            known = found.get(event.dedupe_key) if event.dedupe_key else None
+            if known is not None:
+                out.append(AppendResult(known, created=False))
+                continue
+            stored, text = _new_stored(event, seqs[len(rows)], ts)
+            rows.append((stored, text))
+            if event.dedupe_key is not None:
+                found[event.dedupe_key] = stored
+            out.append(AppendResult(stored, created=True))
+        self._insert(rows)
+        return out
+
+    def _by_dedupe_keys(self, keys: Sequence[str]) -> dict[str, StoredEvent]:
+        if not keys:
+            return {}
+        rows = self.conn.execute(
+            f"SELECT {', '.join('e.' + c.strip() for c in _COLUMNS.split(','))}"
+            " FROM event_dedup d JOIN events e ON e.event_id = d.event_id"
+            " WHERE d.dedupe_key IN (SELECT unnest(?))",
+            [list(dict.fromkeys(keys))],
+        ).fetchall()
+        events = [_row_to_event(r) for r in rows]
+        return {e.dedupe_key: e for e in events if e.dedupe_key is not None}
+
+    def _next_seqs(self, n: int) -> list[int]:
+        if not n:
+            return []
+        rows = self.conn.execute("SELECT nextval('events_seq') FROM range(?)", [n]).fetchall()
+        return sorted(r[0] for r in rows)
+
+    def _insert(self, rows: Sequence[tuple[StoredEvent, str]]) -> None:
+        """One multi-row insert per table (rows: the event and its payload text)."""
+        if not rows:
+            return
+        marks = ", ".join("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in rows)
+        params: list[Any] = []
+        for e, text in rows:
+            params += [e.event_id, e.seq, e.ts, e.event_type, e.actor, e.session_id]
+            params += [text, e.checksum, e.build_id, e.dedupe_key]
+        self.conn.execute(f"INSERT INTO events ({_COLUMNS}) VALUES {marks}", params)
+        keyed = [e for e, _ in rows if e.dedupe_key is not None]
+        if keyed:
             self.conn.execute(
-                "INSERT INTO event_dedup (dedupe_key, event_id, ts, event_type) VALUES (?, ?, ?, ?)",
-                [event.dedupe_key, event_id, ts, event.event_type],
+                "INSERT INTO event_dedup (dedupe_key, event_id, ts, event_type) VALUES "
+                + ", ".join("(?, ?, ?, ?)" for _ in keyed),
+                [v for e in keyed for v in (e.dedupe_key, e.event_id, e.ts, e.event_type)],
             )
-        stored = StoredEvent(
-            event_id=event_id,
-            seq=seq,
-            ts=ts,
-            event_type=event.event_type,
-            actor=event.actor,
-            session_id=event.session_id,
-            payload=json.loads(payload_text),
-            checksum=checksum,
-            build_id=event.build_id,
-            dedupe_key=event.dedupe_key,
-        )
-        return AppendResult(stored, created=True)
 
     def _next_ts(self) -> datetime:
         now = datetime.now(UTC).replace(tzinfo=None)
         newest = self.conn.execute("SELECT max(ts) FROM events").fetchone()[0]
         return max(now, newest) if newest is not None else now
+
+    def count_dedupe_prefix(self, prefix: str) -> int:
+        """How many stored dedupe keys start with `prefix` (numbering repeated attempts)."""
+        return self.conn.execute(
+            "SELECT count(*) FROM event_dedup WHERE starts_with(dedupe_key, ?)", [prefix]
+        ).fetchone()[0]
 
     def get(self, event_id: str) -> StoredEvent | None:
         row = self.conn.execute(
