@@ -28,6 +28,8 @@ class SearchHit:
     role: str | None = None  # messages
     meta: dict[str, Any] = field(default_factory=dict)  # messages: the message's meta
     breakdown: dict[str, Any] = field(default_factory=dict)
+    # (text, matched) pieces of the hit's text around the query's terms (`snippets`)
+    snippet: list[tuple[str, bool]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
