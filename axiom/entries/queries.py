@@ -190,9 +190,15 @@ def recent_entries(
     if stages is not None:
         where.append("stage IN (SELECT unnest(?))")
         params.append(list(stages))
-    sql = (
-        f"SELECT {_COLS} FROM entries WHERE {' AND '.join(where)}"
+    # The newest ids from narrow columns first, then the wide rows of those few: sorting
+    # whole rows scanned every title and JSON column (~0.5 s at 100k entries, loaded box).
+    newest = (
+        f"SELECT entry_id FROM entries WHERE {' AND '.join(where)}"
         f" ORDER BY created_ts DESC, entry_id LIMIT {int(limit)}"
+    )
+    sql = (
+        f"SELECT {_COLS} FROM entries WHERE entry_id IN ({newest})"
+        " ORDER BY created_ts DESC, entry_id"
     )
     return [_row(r) for r in conn.execute(sql, params).fetchall()]
 
