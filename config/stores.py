@@ -9,7 +9,9 @@ made once per data dir. Both come from the core (`open_database`,
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,11 +19,13 @@ from pathlib import Path
 from django.conf import settings
 
 from axiom.config import AxiomConfig
+from axiom.retrieval.query import QueryError, SearchUnavailable
 from axiom.retrieval.search import SearchService
 from axiom.store.api_token import ensure_api_token
 from axiom.store.db import Database
 from axiom.store.migrate import open_database
 
+log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _databases: dict[Path, Database] = {}
 _services: dict[Path, SearchService] = {}
@@ -68,6 +72,31 @@ def search_service() -> Iterator[SearchService]:
             _retired.discard(service)
         if retired:
             service.close()
+
+
+def warm_search() -> None:
+    """Load the query model and open the index now, so the first search a person makes
+    is as fast as the rest (loading e5 takes seconds). Failures are only logged: the
+    search page reports them itself."""
+    started = time.perf_counter()
+    try:
+        with search_service() as service:
+            service.embed_query("warm up")
+            service.search("warm up", k=1)
+    except (QueryError, SearchUnavailable) as exc:
+        log.info("search not warmed: %s", exc)
+        return
+    except Exception:  # noqa: BLE001 - a warm-up must never take the web down
+        log.exception("search warm-up failed")
+        return
+    log.info("search warmed in %.1f s", time.perf_counter() - started)
+
+
+def warm_search_in_background() -> threading.Thread:
+    """`warm_search` in a daemon thread: the web answers while the model loads."""
+    thread = threading.Thread(target=warm_search, name="axiom-warm-search", daemon=True)
+    thread.start()
+    return thread
 
 
 def reset() -> None:

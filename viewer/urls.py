@@ -4,6 +4,7 @@ from django.urls import path
 
 from viewer import (
     views,
+    views_builds,
     views_conflicts,
     views_decisions,
     views_entries,
@@ -40,4 +41,5 @@ urlpatterns = [
         name="viewer-conflict-resolve",
     ),
     path("decisions/", views_decisions.decision_list, name="viewer-decisions"),
+    path("builds/", views_builds.build_list, name="viewer-builds"),
 ]

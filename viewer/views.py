@@ -18,8 +18,10 @@ from django.views.decorators.http import require_http_methods
 
 from axiom.evidence.citation_spans import list_citation_spans_in_session
 from axiom.ingest.session_queries import MessageRow, get_session, list_messages, list_sessions
-from axiom.observability.stats import collect_stats
+from axiom.observability.dashboard import collect_dashboard
+from axiom.observability.stats import STAGES
 from config.stores import get_database
+from viewer.charts import bar_chart, fill_days, share_bar
 from viewer.middleware import COOKIE_NAME, cookie_value, token_matches
 from viewer.paging import Pager, page_number
 from viewer.rendering import render_page
@@ -31,8 +33,19 @@ LOGIN_COOKIE_MAX_AGE = 30 * 24 * 3600
 
 def dashboard(request: HttpRequest) -> HttpResponse:
     with get_database().read() as conn:
-        stats = collect_stats(conn)
-    return render(request, "viewer/dashboard.html", {"stats": stats})
+        board = collect_dashboard(conn)
+    stages = board.stats["entries_by_stage"]
+    charts = {
+        "entries": bar_chart(
+            fill_days(board.entries_per_day), title="Memories per day", unit="memories"
+        ),
+        "sessions": bar_chart(
+            fill_days(board.sessions_per_day), title="Sessions per day", unit="sessions"
+        ),
+        "stages": share_bar([(s, stages[s]) for s in STAGES], title="Memories by stage"),
+    }
+    context = {"board": board, "stats": board.stats, "charts": charts}
+    return render(request, "viewer/dashboard.html", context)
 
 
 def session_list(request: HttpRequest) -> HttpResponse:

@@ -1,19 +1,33 @@
-"""The search page: hybrid search with each hit's score breakdown, tier and citation.
+"""The search page, and the live results of the search boxes in the navigation and on the
+dashboard.
 
-A plain GET form (`/search/?q=…&mode=…`); with htmx, typing fetches only the results
-fragment and keeps the URL in step. Errors (empty query, no index yet, no model) are shown
-on the page, never as a 500.
+A plain GET form (`/search/?q=…&mode=…`); with htmx, typing fetches only a results
+fragment: the page's own (`search-results`, with score breakdowns) or, for a search box
+elsewhere (`HX-Target` names its results box), the short `quick-results`. Which hits are
+shown is the core's one rule (`axiom.retrieval.confidence.relevance`): those that clear
+it, and "nothing relevant" when none does, with a link to the weaker matches (`?all=1`).
+Errors (empty query, no index yet, no model) are shown on the page, never as a 500.
 """
 
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
+from axiom.retrieval.confidence import clears, relevance
 from axiom.retrieval.query import MODES, QueryError, SearchUnavailable
+from axiom.retrieval.results import SearchHit, SearchResult
 from config.stores import search_service
 from viewer.rendering import render_page
 
 RESULTS = 20
+QUICK_TARGETS = frozenset({"nav-results", "dashboard-results"})
+
+
+def _shown(result: SearchResult, everything: bool) -> tuple[list[dict[str, object]], int]:
+    """The hits to show, each with its relevance, and how many weaker ones were left out."""
+    kept: list[SearchHit] = [h for h in result.hits if everything or clears(h)]
+    rows = [{"hit": h, "relevance": relevance(h)} for h in kept]
+    return rows, len(result.hits) - len(kept)
 
 
 def search(request: HttpRequest) -> HttpResponse:
@@ -21,11 +35,17 @@ def search(request: HttpRequest) -> HttpResponse:
     mode = request.GET.get("mode", "hybrid")
     if mode not in MODES:
         mode = "hybrid"
-    context: dict[str, object] = {"q": query, "mode": mode, "modes": MODES}
+    everything = request.GET.get("all") == "1"
+    context: dict[str, object] = {"q": query, "mode": mode, "modes": MODES, "all": everything}
     if query.strip():
         try:
             with search_service() as service:
-                context["result"] = service.search(query, k=RESULTS, mode=mode)
+                result = service.search(query, k=RESULTS, mode=mode)
         except (QueryError, SearchUnavailable) as exc:
             context["error"] = str(exc)
-    return render_page(request, "viewer/search.html", context, fragment="search-results")
+        else:
+            context["result"] = result
+            context["rows"], context["weaker"] = _shown(result, everything)
+    quick = request.htmx and request.htmx.target in QUICK_TARGETS
+    fragment = "quick-results" if quick else "search-results"
+    return render_page(request, "viewer/search.html", context, fragment=fragment)

@@ -190,9 +190,15 @@ def recent_entries(
     if stages is not None:
         where.append("stage IN (SELECT unnest(?))")
         params.append(list(stages))
-    sql = (
-        f"SELECT {_COLS} FROM entries WHERE {' AND '.join(where)}"
+    # The newest ids from narrow columns first, then the wide rows of those few: sorting
+    # whole rows scanned every title and JSON column (~0.5 s at 100k entries, loaded box).
+    newest = (
+        f"SELECT entry_id FROM entries WHERE {' AND '.join(where)}"
         f" ORDER BY created_ts DESC, entry_id LIMIT {int(limit)}"
+    )
+    sql = (
+        f"SELECT {_COLS} FROM entries WHERE entry_id IN ({newest})"
+        " ORDER BY created_ts DESC, entry_id"
     )
     return [_row(r) for r in conn.execute(sql, params).fetchall()]
 
@@ -333,3 +339,31 @@ def ageing_entries(conn: duckdb.DuckDBPyConnection, stages: Sequence[str]) -> li
         if to in order and order[to] > order.get(peaks[eid], -1):
             peaks[eid] = to
     return [AgeingEntry(r[0], r[1], r[2], peaks[r[0]], r[3]) for r in rows]
+
+
+# --- aggregates for the dashboard and the builds page ---------------------------------------
+
+
+def entries_per_day(conn: duckdb.DuckDBPyConnection, days: int = 30) -> list[tuple[Any, int]]:
+    """(day, entries said that day) over the last `days` days that end at the newest one
+    (said = the latest quoted message's time, else the recording time)."""
+    return conn.execute(
+        "WITH e AS (SELECT CAST(coalesce(said_at, created_ts) AS DATE) AS d FROM entries)"
+        " SELECT d, count(*) FROM e WHERE d > (SELECT max(d) FROM e) - CAST(? AS INTEGER)"
+        " GROUP BY d ORDER BY d",
+        [int(days)],
+    ).fetchall()
+
+
+def count_entries_by_build(
+    conn: duckdb.DuckDBPyConnection, build_ids: Sequence[str]
+) -> dict[str, int]:
+    """build_id -> entries it produced, for each of `build_ids` that produced any."""
+    if not build_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT build_id, count(*) FROM entries WHERE build_id IN (SELECT unnest(?))"
+        " GROUP BY build_id",
+        [list(build_ids)],
+    ).fetchall()
+    return dict(rows)

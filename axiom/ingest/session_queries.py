@@ -290,3 +290,14 @@ def get_sessions(
         [list(dict.fromkeys(session_ids))],
     ).fetchall()
     return {row[0]: SessionSummary(*row) for row in rows}
+
+
+def sessions_per_day(conn: duckdb.DuckDBPyConnection, days: int = 30) -> list[tuple[Any, int]]:
+    """(day, sessions started that day) over the last `days` days that end at the newest
+    session (a session with no start counts on the day it was ingested)."""
+    return conn.execute(
+        "WITH s AS (SELECT CAST(coalesce(started_at, ingested_at) AS DATE) AS d FROM sessions)"
+        " SELECT d, count(*) FROM s WHERE d > (SELECT max(d) FROM s) - CAST(? AS INTEGER)"
+        " GROUP BY d ORDER BY d",
+        [int(days)],
+    ).fetchall()

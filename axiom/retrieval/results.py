@@ -29,6 +29,8 @@ class SearchHit:
     meta: dict[str, Any] = field(default_factory=dict)  # messages: the message's meta
     breakdown: dict[str, Any] = field(default_factory=dict)
     conflicts_with: list[str] = field(default_factory=list)  # contested: the other entries
+    # (text, matched) pieces of the hit's text around the query's terms (`snippets`)
+    snippet: list[tuple[str, bool]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -16,6 +16,7 @@ from axiom.retrieval.candidates import Doc
 from axiom.retrieval.confidence import tier_for
 from axiom.retrieval.fusion import FusedHit
 from axiom.retrieval.results import SearchHit, speaker_of, summarize_text
+from axiom.retrieval.snippets import snippet
 from axiom.vectors.lexical import Analyzer
 
 STAGE_WEIGHTS = {
@@ -210,6 +211,8 @@ def finish(
         item.hit.tier = tier_for(item.hit.match, other)
         item.hit.breakdown["match"]["gap"] = round_or_none(item.hit.match - other)
         item.hit.summary = _summary(item)
+        text = item.fact.text if item.hit.kind == "message" else item.fact.title
+        item.hit.snippet = snippet(text or "", query_terms, analyzer)
         item.hit.entry_type = item.fact.entry_type
         item.hit.role = item.fact.role
         item.hit.meta = item.fact.meta

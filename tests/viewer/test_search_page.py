@@ -14,6 +14,7 @@ from axiom.ingest.transcript import Message, Transcript
 from axiom.outbox.service import configured_writer
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
+from axiom.retrieval.confidence import relevance
 from config import stores
 
 XSS = "Decision: we will show <script>alert('x')</script> as plain text in search."
@@ -81,3 +82,66 @@ def test_a_message_citation_page_names_the_session_not_a_memory(client, site) ->
     page = client.get(reverse("viewer-citation", args=[citation_id])).content.decode()
     assert '<mark id="cited">hello world</mark>' in page
     assert "the whole message" in page and "/entries/None/" not in page
+
+
+# --- the search boxes, snippets and the relevance rule -------------------------------------
+
+
+def test_every_page_has_a_plain_search_form(client, site) -> None:  # noqa: ANN001
+    for name in ("viewer-dashboard", "viewer-sessions", "viewer-builds"):
+        page = client.get(reverse(name)).content.decode()
+        assert 'class="nav-search" method="get" action="/search/"' in page
+        assert 'name="q"' in page
+    dashboard = client.get(reverse("viewer-dashboard")).content.decode()
+    assert 'class="dashboard-search" method="get" action="/search/"' in dashboard
+
+
+def test_the_plain_form_answers_a_whole_page_with_marked_snippets(client, searchable) -> None:
+    page = client.get(reverse("viewer-search"), {"q": "DuckDB event store"}).content.decode()
+    assert "<nav" in page and "search-hit" in page
+    assert '<p class="snippet">' in page and "<mark>DuckDB</mark>" in page
+    assert 'class="tier tier-high"' in page or 'class="tier tier-suggested"' in page
+    assert 'class="tier tier-none"' not in page  # weaker hits wait behind a link
+
+
+def test_a_search_box_elsewhere_gets_the_short_fragment(client, searchable) -> None:
+    fragment = client.get(
+        reverse("viewer-search"),
+        {"q": "DuckDB event store"},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_TARGET="dashboard-results",
+    ).content.decode()
+    assert "search-hit" in fragment and "<details" not in fragment
+    assert "All results with score breakdowns" in fragment and "<nav" not in fragment
+
+
+def test_nothing_relevant_is_said_and_weaker_matches_are_a_link_away(client, searchable) -> None:
+    query = {"q": "zebra quokka saxophone"}
+    page = client.get(reverse("viewer-search"), query).content.decode()
+    assert "Nothing relevant found for “zebra quokka saxophone”." in page
+    assert 'class="search-hit"' not in page
+    assert (
+        'class="weaker" href="/search/?q=zebra%20quokka%20saxophone&amp;mode=hybrid&amp;all=1"'
+        in page
+    )
+    weaker = client.get(reverse("viewer-search"), {**query, "all": "1"}).content.decode()
+    assert 'class="search-hit"' in weaker and 'class="tier tier-none"' in weaker
+
+
+def test_the_tier_shown_is_the_core_rule_and_its_number_the_match(client, searchable) -> None:
+    """A hit once read "high" beside a score of 0.000: the score was the rank score, relative
+    to the result set. The number beside the tier is now the match the tier comes from."""
+    with stores.search_service() as service:
+        result = service.search("DuckDB event store", k=20)
+    page = client.get(reverse("viewer-search"), {"q": "DuckDB event store", "all": "1"})
+    html = page.content.decode()
+    for hit in result.hits:
+        shown = f'<span class="tier tier-{relevance(hit)}" title="confidence tier (match {hit.match:.2f})">'
+        assert shown in html
+    assert "rank score" in html and "relative to this result set" in html
+
+
+def test_snippets_escape_before_marking(client, searchable) -> None:
+    page = client.get(reverse("viewer-search"), {"q": "script alert plain text"}).content.decode()
+    assert "<script>alert(" not in page
+    assert "&lt;<mark>script</mark>&gt;<mark>alert</mark>" in page

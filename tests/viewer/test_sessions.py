@@ -188,8 +188,9 @@ def test_the_dashboard_shows_counts_and_links(client, sample):
     html = client.get(reverse("viewer-dashboard")).content.decode()
     assert '<span class="n">1</span> sessions' in html
     assert '<span class="n">12</span> messages' in html
-    assert '<th scope="row">certified</th>' in html
-    assert '<th scope="row">pending</th>' in html
+    assert 'href="/entries/?stage=certified">certified</a>' in html  # the stage legend
+    assert "vectors waiting (outbox)" in html and "projection errors" in html
+    assert '<svg class="chart" role="img"' in html and "<title" in html
     assert 'href="/sessions/"' in html and 'href="/api/docs"' in html
 
 
