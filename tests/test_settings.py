@@ -39,6 +39,8 @@ DOCUMENTED: list[tuple[str, str, str, Any]] = [
     ("AXIOM_EMBEDDER", "e5", "embedder", "e5"),
     ("AXIOM_EMBEDDER", "minilm", "embedder", "minilm"),
     ("AXIOM_EMBEDDER", "none", "embedder", "none"),
+    ("AXIOM_EMBEDDER", "routed", "embedder", "routed"),
+    ("AXIOM_EMBEDDER", "Routed-MiniLM-E5", "embedder", "routed-minilm-e5"),
     ("AXIOM_EMBEDDER", "MiniLM", "embedder", "minilm"),
     ("AXIOM_EMBED_THREADS", "2", "embed_threads", 2),
     ("AXIOM_OUTBOX_BATCH_SIZE", "64", "outbox_batch_size", 64),

@@ -245,13 +245,7 @@ class OutboxWriter:
 
         try:
             t0 = time.perf_counter()
-            if rows:
-                vectors = self.embedder.embed([r["text"] for r in rows], kind="document")
-                if len(vectors) != len(rows):
-                    raise RuntimeError(f"embedder returned {len(vectors)} vectors for {len(rows)}")
-                for row, vector in zip(rows, vectors, strict=True):
-                    row["vector"] = vector
-            timing.embedded = len(rows)
+            timing.embedded = _embed_rows(self.embedder, rows)
             timing.embed_s = time.perf_counter() - t0
             t0 = time.perf_counter()
             upserted = self.store.upsert(rows) if rows else 0
@@ -469,6 +463,21 @@ class OutboxWriter:
                 " AND embedding_version = ?",
                 [self.embedding_version],
             ).fetchone()[0]
+
+
+def _embed_rows(embedder: Embedder, rows: list[dict[str, Any]]) -> int:
+    """Set each row's vector; a text that occurs twice in the batch (a session's first
+    message and its context row) is embedded once. Returns how many texts were embedded."""
+    unique = list(dict.fromkeys(r["text"] for r in rows))
+    if not unique:
+        return 0
+    vectors = embedder.embed(unique, kind="document")
+    if len(vectors) != len(unique):
+        raise RuntimeError(f"embedder returned {len(vectors)} vectors for {len(unique)}")
+    by_text = dict(zip(unique, vectors, strict=True))
+    for row in rows:
+        row["vector"] = by_text[row["text"]]
+    return len(unique)
 
 
 # --- loaders: current item state → LanceDB row (without the vector) -------------------------

@@ -18,6 +18,7 @@ from axiom.retrieval.fusion import FusedHit
 from axiom.retrieval.results import SearchHit, speaker_of, summarize_text
 from axiom.retrieval.snippets import snippet
 from axiom.vectors.lexical import Analyzer
+from axiom.vectors.routed import RoutedEmbedder, routed_match_to_cosine
 
 STAGE_WEIGHTS = {
     "certified": 1.0,
@@ -40,6 +41,8 @@ RECENCY_FLOOR = 0.85
 DENSE_CALIBRATION: dict[str, tuple[float, float]] = {
     "multilingual-e5-small": (0.80, 0.93),
     "all-MiniLM-L6-v2": (0.30, 0.85),
+    # already calibrated per model inside the vector (axiom.vectors.routed)
+    RoutedEmbedder.name: (routed_match_to_cosine(0.0), routed_match_to_cosine(1.0)),
 }
 DEFAULT_CALIBRATION = (0.5, 0.95)
 DETAIL_POOL = 20  # best-matching candidates whose details are read for the tier's gap

