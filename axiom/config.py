@@ -22,6 +22,16 @@ class AxiomConfig:
     def lancedb_dir(self) -> Path:
         return self.data_dir / "lancedb"
 
+    @property
+    def spool_dir(self) -> Path:
+        """Hook payloads waiting for the next `up`, `import` or `process` (`axiom.agent`)."""
+        return self.data_dir / "spool"
+
+    @property
+    def forget_pending_dir(self) -> Path:
+        """Markers of `forget` runs committed but not finished (`axiom.forgetting`)."""
+        return self.data_dir / "forget-pending"
+
     @classmethod
     def from_settings(cls, settings: Settings) -> AxiomConfig:
         return cls(data_dir=settings.data_dir)

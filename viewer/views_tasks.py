@@ -12,7 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from axiom.tasks.as_of import get_task_as_of, list_tasks_as_of
+from axiom.tasks.as_of import get_task_as_of, list_blocked_tasks_as_of, list_tasks_as_of
 from axiom.tasks.queries import get_task, list_blocked_tasks, list_tasks
 from axiom.tasks.state import STATUSES
 from config.stores import get_database
@@ -67,9 +67,13 @@ def task_list(request: HttpRequest) -> HttpResponse:
 
 
 def blocked_tasks(request: HttpRequest) -> HttpResponse:
+    when = as_of(request)
     with get_database().read() as conn:
-        blocked = list_blocked_tasks(conn)
-    return render(request, "viewer/tasks/blocked.html", {"blocked": blocked})
+        if when.when is None:
+            blocked = list_blocked_tasks(conn)
+        else:
+            blocked = list_blocked_tasks_as_of(conn, when.when)
+    return render(request, "viewer/tasks/blocked.html", {"blocked": blocked, "as_of": when})
 
 
 def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:

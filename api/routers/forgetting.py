@@ -49,6 +49,7 @@ class ForgetOut(Schema):
     events_redacted: int
     vector_rows_deleted: int
     log_lines_removed: int
+    spool_payloads_removed: int
     database_bytes: int
 
 

@@ -8,6 +8,8 @@ passes the privacy filter before it is written: secrets never reach the disk.
 The next `up`, `import` or `process` drains the spool (`axiom.agent.drain`): it imports the
 transcripts the payloads name and then deletes their files. Import is idempotent (dedupe
 keys), so a payload drained twice — or handed to the service and spooled — is stored once.
+`forget` deletes every spooled payload naming or quoting what it forgets
+(`axiom.forgetting.scrub.scrub_spool`).
 """
 
 from __future__ import annotations
@@ -19,14 +21,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from axiom.config import AxiomConfig
 from axiom.ingest.privacy.filter import PrivacyFilter
 
-SPOOL_DIR = "spool"
 _FILTER = PrivacyFilter()
 
 
 def spool_dir(data_dir: Path) -> Path:
-    return data_dir / SPOOL_DIR
+    return AxiomConfig(data_dir).spool_dir
 
 
 def scrub(value: Any) -> Any:

@@ -8,7 +8,6 @@ same pipeline over the same session maps to the same build and dedupes to nothin
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -95,7 +94,3 @@ class BuildProjector:
                     event.session_id,
                 ],
             )
-
-
-def metrics_json(metrics: list[StageMetric]) -> list[dict[str, Any]]:
-    return [json.loads(json.dumps(asdict(m))) for m in metrics]

@@ -8,9 +8,11 @@ import sys
 from dataclasses import replace
 
 from axiom.agent.drain import drain
+from axiom.config import AxiomConfig
 from axiom.conflicts.queries import statuses_as_of
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import get_citation, normalize_citation_id
+from axiom.forgetting.forget import finish_pending
 from axiom.observability.progress import Bar, wanted
 from axiom.pipeline.batch import process_sessions, stored_session_ids, summarize
 from axiom.pipeline.export import export_lines
@@ -31,6 +33,7 @@ def process_with_progress(db: Database, ids: list[str], quiet: bool) -> list[Pro
 
 def cmd_process(args: argparse.Namespace) -> int:
     db = open_database()
+    finish_pending(db, AxiomConfig.from_env())
     drain(db, Settings.from_env().data_dir)
     ids = args.session_ids or stored_session_ids(db)
     reports = process_with_progress(db, ids, args.quiet)

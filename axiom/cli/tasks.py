@@ -23,7 +23,7 @@ from axiom.config import AxiomConfig
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
 from axiom.store.timepoints import parse_timepoint
-from axiom.tasks.as_of import get_task_as_of, list_tasks_as_of
+from axiom.tasks.as_of import get_task_as_of, list_blocked_tasks_as_of, list_tasks_as_of
 from axiom.tasks.commands import TaskCommandError, resolve_condition_in
 from axiom.tasks.queries import (
     BlockerView,
@@ -59,8 +59,12 @@ def _blocker_line(b: BlockerView) -> str:
 
 
 def cmd_blocked(args: argparse.Namespace) -> int:
+    when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
     with _database().read() as conn:
-        blocked = list_blocked_tasks(conn, project=args.project)
+        if when is None:
+            blocked = list_blocked_tasks(conn, project=args.project)
+        else:
+            blocked = list_blocked_tasks_as_of(conn, when, project=args.project)
     if args.json:
         _print_json([b.to_json() for b in blocked])
         return 0
@@ -208,6 +212,9 @@ def register(subparsers: Any) -> None:
     ``conditions resolve``."""
     p = subparsers.add_parser("blocked", help="blocked tasks with their effective blockers")
     p.add_argument("--project", default=None, help="only this (normalized) project")
+    p.add_argument(
+        "--as-of", default=None, help="ISO date or datetime: the blocked tasks as they stood then"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_blocked)
 

@@ -6,7 +6,9 @@ canonical keys are equal or their subjects, normalized, are identical or nearly 
 (`SUBJECT_SIMILARITY`). Then they conflict when
 
 - both carry a value and the values differ (``changed_value``),
-- one is negated and the other not (``negation``: "no longer", "not", "더 이상 … 않"),
+- one is negated and the other not, and both make the same claim (``negation``: "no
+  longer", "not", "더 이상 … 않"; the same value, or claims sharing half their words: a
+  speaker who is "not alone" does not deny everything else the speaker said),
 - the new one states a replacement whose old value is the old fact's value
   (``replacement``: "from A to B", "B instead of A", "A에서 B로 바뀌었", previous_value).
 
@@ -33,69 +35,128 @@ COMPARED_TYPES = ("fact", "decision")
 SUBJECT_SIMILARITY = 0.9
 DIVERGENCE_MAX_OVERLAP = 0.3
 DIVERGENCE_MIN_TOPIC_WORDS = 2
+SAME_CLAIM_OVERLAP = 0.5  # Jaccard of two claims that negate each other
+_HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3
 
 _SPACES = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W_]+(?:[.\-][^\W_]+)*")
-_STOP = frozenset(
+# Function words, not what a statement is about. The one English list for judging "the
+# same topic" by shared words: the extraction eval (`axiom.evaluation.extraction`) uses it.
+STOP_WORDS = frozenset(
     [
         "a",
+        "about",
+        "after",
+        "all",
+        "also",
         "an",
-        "the",
         "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "from",
-        "by",
-        "as",
-        "is",
+        "any",
         "are",
-        "was",
-        "were",
+        "as",
+        "at",
         "be",
         "been",
+        "before",
+        "being",
+        "but",
+        "by",
+        "can",
+        "could",
+        "currently",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "here",
+        "him",
+        "his",
+        "how",
+        "i",
+        "in",
+        "into",
+        "is",
         "it",
         "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "we",
-        "our",
-        "us",
-        "you",
-        "they",
-        "them",
-        "i",
-        "my",
+        "just",
+        "may",
         "me",
+        "might",
+        "more",
+        "most",
+        "my",
+        "no",
+        "not",
         "now",
+        "of",
+        "on",
+        "or",
+        "our",
+        "out",
+        "really",
+        "recently",
+        "she",
+        "should",
+        "so",
+        "some",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "up",
+        "us",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "which",
+        "while",
+        "who",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+# Words that say a change or a use rather than what changed: left out of topic words too.
+_CHANGE_WORDS = frozenset(
+    [
+        "change",
+        "changed",
+        "instead",
+        "longer",
+        "move",
+        "moved",
+        "per",
+        "replace",
+        "replaced",
+        "switch",
+        "switched",
         "use",
         "used",
         "uses",
         "using",
-        "no",
-        "not",
-        "longer",
-        "instead",
-        "switched",
-        "switch",
-        "moved",
-        "move",
-        "changed",
-        "change",
-        "replaced",
-        "replace",
         "went",
-        "per",
     ]
 )
+_STOP = STOP_WORDS | _CHANGE_WORDS
 _KO_PARTICLES = ("에서는", "에서", "으로", "로", "은", "는", "이", "가", "을", "를", "의", "도")
 _CHANGE_VERB = (
     r"(?:switch\w*|mov\w*|migrat\w*|chang\w*|replac\w*|went|raised|lowered|increas\w*|"
@@ -119,6 +180,19 @@ _NEGATION = re.compile(
     r"\b(?:no\s+longer|not|never|don't|doesn't|isn't|aren't|won't|stopped|dropped)\b"
     r"|더\s*이상|않|없|아니|안\s",
     re.I,
+)
+
+
+# A word that only carries the negation ("isn't" -> "isn", "anymore", "않는다", "없다").
+_NEGATION_WORD = re.compile(
+    r"^(?:isn|aren|wasn|weren|don|doesn|didn|won|can|cannot|never|anymore|stopped|dropped)$"
+    r"|^(?:않|없|아니|못)"
+)
+
+
+# Where one clause ends and the next begins: a negation belongs to its own clause.
+_CLAUSE = re.compile(
+    r"[,;:]|\s[-–—]\s|\s(?:but|and|although|though|while|because|yet|so)\s|(?:지만|는데)\s"
 )
 
 
@@ -214,6 +288,39 @@ def _same_value(a: str, b: str) -> bool:
     return na == nb or topic_words(na) == topic_words(nb) != frozenset()
 
 
+def _hangul_stem(word: str) -> str:
+    """A Korean word without its last syllable's ending: the last syllable is dropped and
+    the final consonant of the one before it too ("한다", "하지" -> "하"), so the forms of
+    one predicate compare equal."""
+    if len(word) < 2 or not all(_HANGUL_FIRST <= ord(ch) <= _HANGUL_LAST for ch in word):
+        return word
+    last = ord(word[-2]) - _HANGUL_FIRST
+    return word[:-2] + chr(_HANGUL_FIRST + last - last % 28)
+
+
+def claim_words(fact: Fact, negated_only: bool = False) -> frozenset[str]:
+    """What `fact` says about its subject: its title's topic words without the subject's
+    words and without the negation markers, Korean predicates stemmed. With
+    `negated_only`, only the clauses that carry a negation: what the fact denies."""
+    clauses = _CLAUSE.split(normalize(fact.title))
+    if negated_only:
+        clauses = [c for c in clauses if _NEGATION.search(c)]
+    words = topic_words(" , ".join(clauses)) - topic_words(fact.subject or "")
+    return frozenset(_hangul_stem(w) for w in words if not _NEGATION_WORD.search(w))
+
+
+def _same_claim(a: Fact, b: Fact) -> bool:
+    """Both say the same thing up to its polarity: the same value, or (without values) what
+    the negated one denies shares at least half its words with what the other states.
+    "X is not alone in this" and "X visited the lake" share a subject but not a claim, and
+    "it isn't easy, but I want it to work" does not deny "I want it to work"."""
+    if a.value and b.value:
+        return _same_value(a.value, b.value)
+    denied, stated = (a, b) if a.negated else (b, a)
+    wa, wb = claim_words(denied, negated_only=True), claim_words(stated)
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= SAME_CLAIM_OVERLAP
+
+
 def _mentions(fact: Fact, value: str) -> bool:
     if not value:
         return False
@@ -234,7 +341,7 @@ def contradiction(new: Fact, old: Fact) -> Contradiction | None:
         if new.value and old.value and not _same_value(new.value, old.value):
             reason = f"{old.value!r} became {new.value!r}"
             return _found(new, old, "changed_value", subject, reason)
-        if new.negated != old.negated:
+        if new.negated != old.negated and _same_claim(new, old):
             return _found(new, old, "negation", subject, "one states what the other denies")
         if replaced and _mentions(old, replaced) and not (new.value and old.value):
             return _found(new, old, "replacement", subject, f"{replaced!r} was replaced")

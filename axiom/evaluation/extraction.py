@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from axiom.config import AxiomConfig
+from axiom.conflicts.detector import STOP_WORDS
 from axiom.entries.queries import EntryRow, list_entries
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import import_paths
@@ -43,98 +44,6 @@ CONTENT_SHARE = 0.3
 _OBSERVATION_KEY = re.compile(r"^session_(\d+)_observation$")
 _DIA_ID = re.compile(r"D\s*(\d+)\s*:\s*(\d+)")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "from",
-        "by",
-        "about",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "has",
-        "have",
-        "had",
-        "do",
-        "does",
-        "did",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "he",
-        "she",
-        "they",
-        "them",
-        "his",
-        "her",
-        "their",
-        "him",
-        "i",
-        "me",
-        "my",
-        "we",
-        "our",
-        "you",
-        "your",
-        "so",
-        "very",
-        "also",
-        "just",
-        "really",
-        "some",
-        "any",
-        "all",
-        "into",
-        "out",
-        "up",
-        "after",
-        "before",
-        "when",
-        "while",
-        "who",
-        "what",
-        "which",
-        "how",
-        "there",
-        "here",
-        "than",
-        "then",
-        "now",
-        "not",
-        "no",
-        "more",
-        "most",
-        "will",
-        "would",
-        "can",
-        "could",
-        "should",
-        "may",
-        "might",
-        "recently",
-        "currently",
-    ]
-)
 
 
 class ExtractionEvalError(RuntimeError):
@@ -224,7 +133,7 @@ def _share(part: int, whole: int) -> float:
 def content_words(text: str) -> set[str]:
     """Lower-cased words of three or more letters (Korean: two), stop words removed."""
     words = {w.casefold() for w in _WORD.findall(text)}
-    return {w for w in words if w not in _STOP and (len(w) >= 3 or not w.isascii())}
+    return {w for w in words if w not in STOP_WORDS and (len(w) >= 3 or not w.isascii())}
 
 
 def _dia_ids(raw: Any) -> tuple[str, ...]:

@@ -152,14 +152,6 @@ def load_conversations(path: str | Path) -> list[Conversation]:
     return [parse_conversation(data, name=str(data.get("sample_id") or path.stem))]
 
 
-def load_conversation(path: str | Path) -> Conversation:
-    """Read a LoCoMo JSON file holding exactly one conversation."""
-    conversations = load_conversations(path)
-    if len(conversations) != 1:
-        raise LocomoFormatError(f"{path}: holds {len(conversations)} conversations, not one")
-    return conversations[0]
-
-
 def turn_text(
     turn: Turn,
     *,

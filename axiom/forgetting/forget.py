@@ -13,22 +13,27 @@ In order, each step needed for the forgotten text to leave every file:
    old version holding them is left (`purge_rows`);
 4. the DuckDB file is rewritten into a fresh file under the exclusive lock
    (`rewrite_database`): freed blocks that still held the text are not carried over;
-5. log files under `<data dir>/logs/` lose every line naming the target or quoting it.
+5. log files under `<data dir>/logs/` lose every line naming the target or quoting it, and
+   the hook spool every payload doing so (`axiom.forgetting.scrub`).
+
+Step 1 writes a pending marker before its commit and step 5 removes it: a run killed in
+between is finished by the next `forget`, `process` or `up` (`finish_pending`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
 import duckdb
 
 from axiom.config import AxiomConfig
 from axiom.entries.queries import get_entry, list_entries
+from axiom.forgetting import pending
+from axiom.forgetting.pending import Pending
+from axiom.forgetting.scrub import scrub_logs, scrub_spool
 from axiom.ingest.session_queries import get_session, list_messages, session_ids_started_before
 from axiom.projections import rebuild_all
 from axiom.store.db import Database
@@ -88,6 +93,7 @@ class ForgetReport:
     events_redacted: int = 0
     vector_rows_deleted: int = 0
     log_lines_removed: int = 0
+    spool_payloads_removed: int = 0
     database_bytes: int = 0
 
     def to_json(self) -> dict:
@@ -128,8 +134,19 @@ def _redaction_id(target: ForgetTarget, who: str, at: str) -> str:
 def forget(
     db: Database, target: ForgetTarget, who: str, config: AxiomConfig | None = None
 ) -> ForgetReport:
-    """Forget `target` everywhere on disk (see the module docstring); idempotent."""
+    """Forget `target` everywhere on disk (see the module docstring); idempotent. Work an
+    earlier run left unfinished is finished first."""
     config = config or AxiomConfig(data_dir=db.path.parent)
+    finish_pending(db, config)
+    report, work = commit(db, target, who, config)
+    return finish(db, config, work, report)
+
+
+def commit(
+    db: Database, target: ForgetTarget, who: str, config: AxiomConfig
+) -> tuple[ForgetReport, Pending]:
+    """Step 1, under the write lock: redact the events and append the `redacted` tombstone,
+    with a pending marker written before the commit (see `axiom.forgetting.pending`)."""
     at = datetime.now(UTC).isoformat()
     redaction_id = _redaction_id(target, who, at)
     with db.write() as conn:
@@ -151,42 +168,46 @@ def forget(
                     "at": at,
                     "events_redacted": report.events_redacted,
                 },
-                dedupe_key=f"{REDACTED}:{redaction_id}",
+                dedupe_key=_dedupe_key(redaction_id),
                 actor=f"person:{who}",
             )
         )
+        texts = [t for t in covered.texts if len(t) >= MIN_SCRUB_CHARS]
+        work = Pending(redaction_id, target.scope, covered.session_ids, covered.entry_ids, texts)
+        pending.write(config.forget_pending_dir, work)
+    return report, work
+
+
+def finish(db: Database, config: AxiomConfig, work: Pending, report: ForgetReport) -> ForgetReport:
+    """Steps 2 to 5; each is idempotent, so a run cut short is finished by running it again.
+    The marker goes last."""
     rebuild_all(db)
     report.vector_rows_deleted = purge_rows(
-        config.lancedb_dir, [entry_row_id(e) for e in covered.entry_ids], covered.session_ids
+        config.lancedb_dir, [entry_row_id(e) for e in work.entry_ids], work.session_ids
     )
     report.database_bytes = rewrite_database(db)
-    report.log_lines_removed = scrub_logs(
-        config.data_dir / "logs",
-        covered.session_ids + covered.entry_ids,
-        [t for t in covered.texts if len(t) >= MIN_SCRUB_CHARS],
-    )
+    ids = work.session_ids + work.entry_ids
+    report.log_lines_removed = scrub_logs(config.data_dir / "logs", ids, work.texts)
+    report.spool_payloads_removed = scrub_spool(config.spool_dir, ids, work.texts)
+    pending.done(config.forget_pending_dir, work.redaction_id)
     return report
 
 
-def scrub_logs(logs_dir: Path, ids: list[str], texts: list[str] | None = None) -> int:
-    """Drop every line of every file under `logs_dir` that names one of `ids` as a whole
-    token (so `s1` does not take `s10`'s lines) or contains one of `texts` (or a line of a
-    multi-line text); returns how many lines went."""
-    texts = texts or []
-    if not logs_dir.is_dir() or not (ids or texts):
-        return 0
-    parts = {line.strip() for n in texts for line in n.splitlines() if len(line.strip()) >= 8}
-    parts.update(n for n in texts if "\n" not in n)
-    token = re.compile("|".join(rf"(?<![\w-]){re.escape(i)}(?![\w-])" for i in ids) or r"(?!x)x")
-    removed = 0
-    for path in sorted(p for p in logs_dir.rglob("*") if p.is_file()):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        kept = [
-            line
-            for line in text.splitlines(keepends=True)
-            if not token.search(line) and not any(p in line for p in parts)
-        ]
-        if len(kept) != len(text.splitlines(keepends=True)):
-            removed += len(text.splitlines(keepends=True)) - len(kept)
-            path.write_text("".join(kept), encoding="utf-8")
-    return removed
+def finish_pending(db: Database, config: AxiomConfig) -> list[ForgetReport]:
+    """Finish every `forget` whose commit happened but whose cleanup did not end (a crash,
+    a kill); drop the markers of runs that never committed. Run by `forget`, `process`
+    and `up` before their own work."""
+    reports = []
+    for work in pending.waiting(config.forget_pending_dir):
+        with db.read() as conn:
+            committed = EventStore(conn).get_by_dedupe_key(_dedupe_key(work.redaction_id))
+        if committed is None:
+            pending.done(config.forget_pending_dir, work.redaction_id)
+            continue
+        report = ForgetReport(work.redaction_id, work.scope, work.session_ids, work.entry_ids)
+        reports.append(finish(db, config, work, report))
+    return reports
+
+
+def _dedupe_key(redaction_id: str) -> str:
+    return f"{REDACTED}:{redaction_id}"

@@ -5,7 +5,8 @@ One batch of `drain()`:
 1. claim (short write transaction): a conditional `UPDATE … SET status='processing',
    attempts=attempts+1 WHERE status='pending' AND job_id IN (oldest n) RETURNING job_id`;
    only the returned rows are ours, so a second claimant simply gets other rows or none;
-2. load the items' current text (read transaction: entries, messages + sessions, entities);
+2. load the items' current text (read transaction, through the owners' queries: entries,
+   messages + sessions, tasks);
 3. embed — outside every lock, so pages and imports never wait for the model;
 4. upsert into LanceDB (merge_insert on `id`: a retried batch replaces, never duplicates);
 5. mark done (short write transaction, `WHERE status='processing' AND job_id IN …`). A job
@@ -49,6 +50,7 @@ from axiom.outbox.documents import (
     document_text_for_task,
 )
 from axiom.store.db import Database
+from axiom.tasks.queries import tasks_to_embed
 from axiom.vectors.config import context_rows_enabled, embedding_version_of
 from axiom.vectors.embedder import Embedder
 from axiom.vectors.lance_store import (
@@ -544,11 +546,7 @@ def _load_messages(conn: Any, jobs: Sequence[Job]) -> list[dict[str, Any]]:
 
 def _load_tasks(conn: Any, jobs: Sequence[Job]) -> list[dict[str, Any]]:
     by_id = {job.item_id: job for job in jobs}
-    found = conn.execute(
-        "SELECT entity_id, title, updated_at FROM entities"
-        " WHERE entity_type = 'task' AND entity_id IN (SELECT unnest(?))",
-        [list(by_id)],
-    ).fetchall()
+    found = tasks_to_embed(conn, list(by_id))
     return [
         {
             "job_id": by_id[task_id].job_id,

@@ -38,6 +38,7 @@ from typing import TextIO
 
 from axiom.agent.drain import drain
 from axiom.config import AxiomConfig
+from axiom.forgetting.forget import finish_pending
 from axiom.ingest.formats import discover, parse_file
 from axiom.ingest.session_queries import get_session
 from axiom.service.broker import Broker, BrokerUnavailable, die_with_parent, start_broker
@@ -228,6 +229,8 @@ def run(port: int, sample: bool = True, concurrency: int = 1, out: TextIO = sys.
     db = Database(config.duckdb_path)
     applied = migrate(db)
     say(f"data: {data_dir} ({len(applied)} migration(s) applied)")
+    for finished in finish_pending(db, config):
+        say(f"forget {finished.redaction_id}: finished what an interrupted run left")
     drained = drain(db, data_dir)
     if drained.payloads:
         say(drained.summary())

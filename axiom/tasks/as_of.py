@@ -19,6 +19,7 @@ from axiom.store.events import EventStore, StoredEvent
 from axiom.store.timepoints import source_time
 from axiom.tasks.queries import (
     HISTORY_TYPES,
+    BlockedTask,
     BlockerView,
     EvidenceRef,
     HistoryEvent,
@@ -35,7 +36,7 @@ from axiom.tasks.state import (
     evolve,
 )
 
-__all__ = ["event_source_time", "get_task_as_of", "list_tasks_as_of"]
+__all__ = ["event_source_time", "get_task_as_of", "list_blocked_tasks_as_of", "list_tasks_as_of"]
 
 
 def event_source_time(event: StoredEvent) -> datetime:
@@ -119,7 +120,13 @@ def list_tasks_as_of(
     """Tasks known at `when`, newest change first, in the state they had then."""
     if status is not None and status not in STATUSES:
         raise ValueError(f"unknown task status {status!r}; expected one of {', '.join(STATUSES)}")
-    tasks = [_summary(f) for f in _fold(conn, when).values()]
+    return _listed(_fold(conn, when), status, project)
+
+
+def _listed(
+    folded: dict[str, _Folded], status: str | None, project: str | None
+) -> list[TaskSummary]:
+    tasks = [_summary(f) for f in folded.values()]
     tasks = [
         t
         for t in tasks
@@ -135,6 +142,16 @@ def _views(refs: tuple[BlockerRef, ...]) -> tuple[BlockerView, ...]:
         )
         for r in refs
     )
+
+
+def list_blocked_tasks_as_of(
+    conn: duckdb.DuckDBPyConnection, when: datetime, project: str | None = None
+) -> list[BlockedTask]:
+    """Tasks that were blocked at `when`, each with the blockers the task events had named
+    by then (conditions are not time-travelled, so no resolution expands them)."""
+    folded = _fold(conn, when)
+    tasks = _listed(folded, "blocked", project)
+    return [BlockedTask(t, _views(folded[t.task_id].state.blockers)) for t in tasks]
 
 
 def get_task_as_of(

@@ -8,6 +8,7 @@ an unambiguous prefix of at least 6 characters (`find_task_id`).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -373,6 +374,17 @@ def _edge_blockers(conn: duckdb.DuckDBPyConnection, task_id: str, rel: str) -> l
         )
         for r in rows
     ]
+
+
+def tasks_to_embed(
+    conn: duckdb.DuckDBPyConnection, task_ids: Sequence[str]
+) -> list[tuple[str, str, datetime]]:
+    """(task_id, title, updated_at) of the tasks that exist: what the vector outbox embeds."""
+    return conn.execute(
+        "SELECT entity_id, title, updated_at FROM entities"
+        " WHERE entity_type = 'task' AND entity_id IN (SELECT unnest(?))",
+        [list(task_ids)],
+    ).fetchall()
 
 
 def list_blocked_tasks(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from axiom.forgetting.forget import scrub_logs
+from axiom.forgetting.scrub import scrub_logs
 from axiom.store.db import Database
 from axiom.store.event_types import ENTRY_CREATED
 from axiom.store.events import EventStore, NewEvent

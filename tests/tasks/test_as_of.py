@@ -30,11 +30,25 @@ SCRIPT = {
 }
 
 
+BLOCKED_TITLE = "Publish the tide-table widget"
+BLOCKER = "the ferry timetable feed"
+BLOCK_SCRIPT = {
+    "early": (
+        "2026-05-02T08:00:00Z",
+        [(f"{BLOCKED_TITLE} waits on {BLOCKER}", BLOCKED_TITLE, "blocked")],
+    ),
+    "late": ("2026-05-28T17:00:00Z", [(f"Shipped: {BLOCKED_TITLE}", BLOCKED_TITLE, "done")]),
+}
+
+
 class TaskScript:
     name, model, prompt_hash = "scripted-tasks", "v1", "t" * 64
 
+    def __init__(self, script: dict = SCRIPT) -> None:
+        self.script = script
+
     def extract(self, transcript: Transcript) -> ExtractionResult:
-        said = SCRIPT[transcript.session_id][1]
+        said = self.script[transcript.session_id][1]
         entries = tuple(
             ExtractedEntry.create(
                 transcript.session_id,
@@ -42,14 +56,26 @@ class TaskScript:
                 title,
                 text,
                 (ExtractedEvidence(i, text),),
-                task=TaskFields(title=title, status=status),  # type: ignore[arg-type]
+                task=TaskFields(
+                    title=title,
+                    status=status,  # type: ignore[arg-type]
+                    blocked_by=(BLOCKER,) if status == "blocked" else (),
+                ),
             )
             for i, (text, title, status) in enumerate(said)
         )
         return ExtractionResult(entries, self.name, self.model, self.prompt_hash)
 
 
-def _two_sessions(db: Database, workdir: Path) -> str:
+def _two_sessions(db: Database, workdir: Path, script: dict = SCRIPT) -> str:
+    _run(db, workdir, script)
+    with db.read() as conn:
+        now = {t.title: t for t in list_tasks(conn)}
+    assert now[TITLE].status == "done" and now[LATER].status == "pending"
+    return now[TITLE].task_id
+
+
+def _run(db: Database, workdir: Path, script: dict) -> None:
     ingest_transcripts(
         db,
         [
@@ -62,16 +88,12 @@ def _two_sessions(db: Database, workdir: Path) -> str:
                 ),
                 started_at=when,
             )
-            for sid, (when, said) in SCRIPT.items()
+            for sid, (when, said) in script.items()
         ],
     )
-    pipeline = Pipeline(extractor=TaskScript(), workdir=workdir)
-    for sid in SCRIPT:
+    pipeline = Pipeline(extractor=TaskScript(script), workdir=workdir)
+    for sid in script:
         assert process_session(db, sid, pipeline).status == "success"
-    with db.read() as conn:
-        now = {t.title: t for t in list_tasks(conn)}
-    assert now[TITLE].status == "done" and now[LATER].status == "pending"
-    return now[TITLE].task_id
 
 
 def test_as_of_before_the_second_session_shows_the_task_as_the_first_left_it(
@@ -111,3 +133,21 @@ def test_the_cli_lists_tasks_as_of_a_date(db: Database, data_dir: Path, tmp_path
     assert {h["session_id"] for h in detail["history"]} == {"early"}
     bad = run_cli(data_dir, "tasks", "--as-of", "someday")
     assert bad.returncode == 1 and "not an ISO 8601 date" in bad.stderr
+
+
+def test_the_blocked_tasks_page_and_cli_as_of_show_what_was_blocked_then(
+    client, site: Database, data_dir: Path, tmp_path: Path
+) -> None:
+    _run(site, tmp_path, BLOCK_SCRIPT)
+    then = client.get("/tasks/blocked/", {"as_of": "2026-05-10"}).content.decode()
+    assert BLOCKED_TITLE in then and BLOCKER in then
+    assert "Showing what was known on 2026-05-10" in then
+    assert BLOCKED_TITLE not in client.get("/tasks/blocked/").content.decode()
+
+    shown = run_cli(data_dir, "blocked", "--as-of", "2026-05-10", "--json")
+    assert shown.returncode == 0, shown.stderr
+    [item] = json.loads(shown.stdout)
+    assert item["title"] == BLOCKED_TITLE and item["status"] == "blocked"
+    assert [b["title"] for b in item["blockers"]] == [BLOCKER]
+    assert json.loads(run_cli(data_dir, "blocked", "--json").stdout) == []
+    assert run_cli(data_dir, "blocked", "--as-of", "2026-05-01", "--json").stdout.strip() == "[]"

@@ -1,0 +1,134 @@
+"""`forget` also empties the hook spool of the target, and a `forget` killed after its
+commit is finished by the next `process` or `forget`."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from axiom.agent import spool
+from axiom.config import AxiomConfig
+from axiom.forgetting import pending
+from axiom.forgetting.pending import Pending
+from axiom.ingest.session_queries import get_session
+from axiom.store.db import Database
+from axiom.store.event_types import REDACTED
+from axiom.store.events import EventStore
+from tests.cli_support import ROOT, run_cli
+from tests.conflicts.support import run_sessions
+from tests.forgetting.test_forget import KEPT, SECRET, TOKEN, _embed, _hits
+
+KILLED_AFTER_COMMIT = """
+import os, signal, sys
+from pathlib import Path
+from axiom.config import AxiomConfig
+from axiom.forgetting.forget import ForgetTarget, commit
+from axiom.store.db import Database
+from axiom.store.event_types import REDACTED
+from axiom.store.events import EventStore
+data = Path(sys.argv[1])
+commit(Database(data / "axiom.duckdb"), ForgetTarget(session_id="secret"), "t", AxiomConfig(data))
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _spool_payloads(data_dir: Path, transcripts: Path) -> tuple[Path, Path, Path]:
+    """Real Claude Code hook payloads: one about the forgotten session, one quoting it
+    from another session, one unrelated."""
+    named = spool.write(
+        data_dir,
+        "Stop",
+        {
+            "session_id": "secret",
+            "transcript_path": str(transcripts / "secret.jsonl"),
+            "hook_event_name": "Stop",
+        },
+    )
+    quoting = spool.write(
+        data_dir,
+        "UserPromptSubmit",
+        {
+            "session_id": "elsewhere",
+            "prompt": f'Remind me:\n"{SECRET.text}"',
+            "hook_event_name": "UserPromptSubmit",
+        },
+    )
+    other = spool.write(
+        data_dir,
+        "Stop",
+        {"session_id": "kept", "transcript_path": str(transcripts / "kept.jsonl")},
+    )
+    return named, quoting, other
+
+
+def test_forget_removes_the_spooled_payloads_naming_or_quoting_the_session(
+    db: Database, data_dir: Path, tmp_path: Path
+) -> None:
+    run_sessions(db, tmp_path / "idris", {"secret": [SECRET], "kept": [KEPT]})
+    named, quoting, other = _spool_payloads(data_dir, tmp_path)
+    failed = spool.spool_dir(data_dir) / "failed"
+    failed.mkdir()
+    (failed / "old.json").write_text(json.dumps({"payload": {"session_id": "secret"}}))
+    assert {"spool/" + p.name for p in (quoting,)} <= set(_hits(data_dir, TOKEN))
+
+    done = run_cli(data_dir, "forget", "--session", "secret", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["spool_payloads_removed"] == 3
+    assert _hits(data_dir, TOKEN) == []
+    assert _hits(data_dir / "spool", '"secret"') == []
+    assert not named.exists() and not quoting.exists() and not (failed / "old.json").exists()
+    assert spool.pending(data_dir) == [other]
+
+
+def test_a_forget_killed_after_its_commit_is_finished_by_the_next_process(
+    db: Database, data_dir: Path, tmp_path: Path
+) -> None:
+    run_sessions(db, tmp_path / "idris", {"secret": [SECRET], "kept": [KEPT]})
+    store = _embed(db, data_dir)
+    spool.write(data_dir, "UserPromptSubmit", {"session_id": "x", "prompt": SECRET.text})
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_AFTER_COMMIT, str(data_dir)],
+        cwd=ROOT,
+        env={"AXIOM_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        timeout=120,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    # Committed (the tombstone is in the event store) but not cleaned up: the derived rows,
+    # the LanceDB rows, the spooled prompt and the marker are still there.
+    with db.read() as conn:
+        [tombstone] = EventStore(conn).replay([REDACTED])
+        assert tombstone.payload["session_ids"] == ["secret"]
+        assert get_session(conn, "secret") is not None
+    assert any(k.startswith("message:secret") for k in store.count_by_id())
+    assert any(h.startswith("lancedb/") for h in _hits(data_dir, TOKEN))
+    marker_dir = AxiomConfig(data_dir).forget_pending_dir
+    assert len(pending.waiting(marker_dir)) == 1
+
+    done = run_cli(data_dir, "process")
+    assert done.returncode == 0, done.stderr
+    assert not any(k.startswith("message:secret") for k in store.count_by_id())
+    assert store.count_by_id().keys() >= {"message:kept:0"}
+    assert _hits(data_dir, TOKEN) == []
+    assert pending.waiting(marker_dir) == []
+    with db.read() as conn:
+        assert get_session(conn, "secret") is None
+    again = run_cli(data_dir, "process")  # nothing left to finish: a no-op
+    assert again.returncode == 0, again.stderr
+
+
+def test_a_marker_whose_commit_never_happened_is_dropped_by_the_next_forget(
+    db: Database, data_dir: Path, tmp_path: Path
+) -> None:
+    run_sessions(db, tmp_path / "idris", {"secret": [SECRET], "kept": [KEPT]})
+    marker_dir = AxiomConfig(data_dir).forget_pending_dir
+    pending.write(marker_dir, Pending("red_0000000000000000", "session", ["kept"], [], []))
+    done = run_cli(data_dir, "forget", "--session", "secret", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    assert pending.waiting(marker_dir) == []
+    with db.read() as conn:
+        assert get_session(conn, "kept") is not None  # the uncommitted run touched nothing
+        assert get_session(conn, "secret") is None
