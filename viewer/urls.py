@@ -10,6 +10,7 @@ from viewer import (
     views_forget,
     views_import,
     views_search,
+    views_task_actions,
     views_tasks,
 )
 
@@ -31,6 +32,12 @@ urlpatterns = [
     path("tasks/", views_tasks.task_list, name="viewer-tasks"),
     path("tasks/blocked/", views_tasks.blocked_tasks, name="viewer-tasks-blocked"),
     path("tasks/<str:task_id>/", views_tasks.task_detail, name="viewer-task"),
+    path("tasks/<str:task_id>/act", views_task_actions.task_act, name="viewer-task-act"),
+    path(
+        "tasks/<str:task_id>/blockers",
+        views_task_actions.task_link_blocker,
+        name="viewer-task-link-blocker",
+    ),
     path("forget/", views_forget.forget_page, name="viewer-forget"),
     path("conflicts/", views_conflicts.conflict_list, name="viewer-conflicts"),
     path("conflicts/<str:conflict_id>/", views_conflicts.conflict_detail, name="viewer-conflict"),

@@ -72,8 +72,9 @@ def blocked_tasks(request: HttpRequest) -> HttpResponse:
     return render(request, "viewer/tasks/blocked.html", {"blocked": blocked})
 
 
-def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
-    """A task by id (or an unambiguous id prefix of at least 6 characters)."""
+def task_detail(request: HttpRequest, task_id: str, error: str = "") -> HttpResponse:
+    """A task by id (or an unambiguous id prefix of at least 6 characters); `error` is a
+    refused action's reason (`viewer.views_task_actions`), shown with status 422."""
     when = as_of(request)
     with get_database().read() as conn:
         if when.when is None:
@@ -87,5 +88,7 @@ def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
         "task": detail.task,
         "graph": build_blocker_graph(detail),
         "as_of": when,
+        "action_error": error,
     }
-    return render(request, "viewer/tasks/detail.html", context)
+    status = 422 if error and not request.htmx else 200  # htmx swaps only 2xx answers
+    return render(request, "viewer/tasks/detail.html", context, status=status)
