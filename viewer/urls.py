@@ -31,6 +31,7 @@ urlpatterns = [
     path("search/", views_search.search, name="viewer-search"),
     path("tasks/", views_tasks.task_list, name="viewer-tasks"),
     path("tasks/blocked/", views_tasks.blocked_tasks, name="viewer-tasks-blocked"),
+    path("tasks/graph/", views_tasks.task_graph, name="viewer-tasks-graph"),
     path("tasks/<str:task_id>/", views_tasks.task_detail, name="viewer-task"),
     path("tasks/<str:task_id>/act", views_task_actions.task_act, name="viewer-task-act"),
     path(

@@ -13,12 +13,14 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from axiom.tasks.as_of import get_task_as_of, list_tasks_as_of
+from axiom.tasks.graph import get_blocker_graph
 from axiom.tasks.queries import get_task, list_blocked_tasks, list_tasks
 from axiom.tasks.state import STATUSES
 from config.stores import get_database
 from viewer.as_of import as_of
 from viewer.blocker_graph import build_blocker_graph
 from viewer.paging import offset_of, page_number, paged
+from viewer.project_graph import build_project_graph
 from viewer.rendering import render_page
 
 TASKS_PER_PAGE = 50
@@ -92,3 +94,19 @@ def task_detail(request: HttpRequest, task_id: str, error: str = "") -> HttpResp
     }
     status = 422 if error and not request.htmx else 200  # htmx swaps only 2xx answers
     return render(request, "viewer/tasks/detail.html", context, status=status)
+
+
+def task_graph(request: HttpRequest) -> HttpResponse:
+    """Every open task that blocks or is blocked, with its blockers; `?project=` narrows it
+    to one project, `?closed=1` adds done and cancelled tasks."""
+    project = request.GET.get("project", "").strip()
+    closed = request.GET.get("closed") == "1"
+    with get_database().read() as conn:
+        data = get_blocker_graph(conn, project=project or None, closed=closed)
+    context = {
+        "graph": build_project_graph(data),
+        "projects": data.projects,
+        "project": project,
+        "closed": closed,
+    }
+    return render(request, "viewer/tasks/graph.html", context)
