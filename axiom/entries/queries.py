@@ -333,3 +333,115 @@ def ageing_entries(conn: duckdb.DuckDBPyConnection, stages: Sequence[str]) -> li
         if to in order and order[to] > order.get(peaks[eid], -1):
             peaks[eid] = to
     return [AgeingEntry(r[0], r[1], r[2], peaks[r[0]], r[3]) for r in rows]
+
+
+# --- the memory browser: text filter, sort, duplicates grouped (the viewer's list) ---------
+
+ENTRY_SORTS = ("newest", "oldest", "stage", "type")
+# A group's members read per page at most; a todo repeated hundreds of times still shows
+# its count, and the list stays one bounded read.
+MEMBERS_SHOWN = 20
+# Same type and same words (case and spacing aside): what a person reads as "the same memory".
+_DUP_KEY = "entry_type || chr(31) || lower(regexp_replace(trim(title), '\\s+', ' ', 'g'))"
+_STAGE_RANK = "CASE stage " + " ".join(f"WHEN '{s}' THEN {s.rank}" for s in STAGES) + " ELSE -1 END"
+_GROUP_ORDER = {
+    "newest": "newest DESC, lead_id",
+    "oldest": "oldest ASC, lead_id",
+    "stage": "top_rank DESC, newest DESC, lead_id",
+    "type": "entry_type, newest DESC, lead_id",
+}
+
+
+@dataclass(frozen=True)
+class EntryFilter:
+    """What the memory browser narrows by; empty values do not narrow."""
+
+    text: str = ""
+    stage: str | None = None
+    entry_type: str | None = None
+    status: str | None = None
+    as_of: datetime | None = None
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses, params = ["TRUE"], []
+        if self.as_of is not None:
+            clauses.append(_SAID_BY)
+            params.append(self.as_of)
+        for column, value in (
+            ("stage", self.stage),
+            ("entry_type", self.entry_type),
+            ("status", self.status),
+        ):
+            if value:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if self.text.strip():
+            pattern = "%" + _like_escaped(self.text.strip()) + "%"
+            clauses.append(
+                "(title ILIKE ? ESCAPE '\\' OR"
+                " json_extract_string(content_json, '$.content') ILIKE ? ESCAPE '\\')"
+            )
+            params += [pattern, pattern]
+        return " AND ".join(clauses), params
+
+
+@dataclass(frozen=True)
+class EntryGroup:
+    """One row of the browser: an entry, or the entries sharing its text (`count` > 1),
+    led by the best proven, newest of them; `members` the first `MEMBERS_SHOWN`."""
+
+    lead: EntryRow
+    count: int
+    members: list[EntryRow]
+
+
+def _like_escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def list_entry_groups(
+    conn: duckdb.DuckDBPyConnection,
+    narrow: EntryFilter,
+    sort: str = "newest",
+    group: bool = True,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[EntryGroup]:
+    """One page of the browser, filtered, grouped and sorted in SQL (one scan of the
+    filtered entries for the page, one indexed read for the members of its groups)."""
+    where, params = narrow.where()
+    key = _DUP_KEY if group else "entry_id"
+    order = _GROUP_ORDER.get(sort, _GROUP_ORDER["newest"])
+    rows = conn.execute(
+        f"WITH f AS (SELECT entry_id, entry_type, created_ts, {_STAGE_RANK} AS rank,"
+        f" {key} AS gkey FROM entries WHERE {where}),"
+        " g AS (SELECT gkey, count(*) AS n, min(entry_type) AS entry_type,"
+        " arg_max(entry_id, (rank, created_ts, entry_id)) AS lead_id,"
+        " max(created_ts) AS newest, min(created_ts) AS oldest, max(rank) AS top_rank"
+        " FROM f GROUP BY gkey)"
+        f" SELECT lead_id, n, gkey FROM g ORDER BY {order}"
+        f" LIMIT {int(limit)} OFFSET {int(offset)}",
+        params,
+    ).fetchall()
+    leads = get_entries(conn, [r[0] for r in rows])
+    members = _group_members(conn, where, params, key, [r[2] for r in rows if r[1] > 1])
+    return [EntryGroup(leads[lead], n, members.get(gkey, [])) for lead, n, gkey in rows]
+
+
+def _group_members(
+    conn: duckdb.DuckDBPyConnection, where: str, params: list[Any], key: str, gkeys: list[str]
+) -> dict[str, list[EntryRow]]:
+    """gkey -> its entries (newest first, at most MEMBERS_SHOWN), under the same filter."""
+    if not gkeys:
+        return {}
+    rows = conn.execute(
+        f"SELECT * FROM (SELECT {_COLS}, {key} AS gkey, row_number() OVER"
+        f" (PARTITION BY {key} ORDER BY created_ts DESC, entry_id) AS nth FROM entries"
+        f" WHERE {where} AND {key} IN (SELECT unnest(?))) WHERE nth <= {MEMBERS_SHOWN}"
+        " ORDER BY gkey, nth",
+        [*params, gkeys],
+    ).fetchall()
+    grouped: dict[str, list[EntryRow]] = {}
+    for r in rows:
+        grouped.setdefault(r[15], []).append(_row(r))
+    return grouped
