@@ -14,6 +14,7 @@ from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
+from axiom.store.db import Database
 
 SAID = {
     "s1": ["Decision: we will use DuckDB for the event store.", "Decision: we deploy on Fridays."],
@@ -22,16 +23,21 @@ SAID = {
 }
 
 
-@pytest.fixture
-def memories(site) -> list[tuple[str, str]]:
-    """(title, entry id) of every entry, oldest first; sessions processed in order."""
-    for n, (sid, texts) in enumerate(SAID.items()):
+def said_in_sessions(db: Database, said: dict[str, list[str]]) -> None:
+    """Session n (from 0) says its texts on March n+1st, 2026; processed in that order."""
+    for n, (sid, texts) in enumerate(said.items()):
         messages = tuple(
             Message(i, "user", text, timestamp=f"2026-03-0{n + 1}T10:0{i}:00Z")
             for i, text in enumerate(texts)
         )
-        ingest_transcripts(site, [Transcript(sid, "p", "json", messages)])
-        process_session(site, sid, configured_pipeline())
+        ingest_transcripts(db, [Transcript(sid, "p", "json", messages)])
+        process_session(db, sid, configured_pipeline())
+
+
+@pytest.fixture
+def memories(site) -> list[tuple[str, str]]:
+    """(title, entry id) of every entry, oldest first."""
+    said_in_sessions(site, SAID)
     with site.read() as conn:
         return [(e.title, e.entry_id) for e in list_entries(conn)]
 
