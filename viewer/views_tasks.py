@@ -52,9 +52,10 @@ def task_list(request: HttpRequest) -> HttpResponse:
                 status=status or None,
                 limit=TASKS_PER_PAGE + 1,  # one more tells whether a next page exists
                 offset=offset,
+                hide_vague=True,
             )
         else:
-            rows = list_tasks_as_of(conn, when.when, status=status or None)
+            rows = list_tasks_as_of(conn, when.when, status=status or None, hide_vague=True)
             rows = rows[offset : offset + TASKS_PER_PAGE + 1]
     text = when.text if when.when else ""
     tasks, pager = paged(rows, number, TASKS_PER_PAGE, lambda n: _list_url(status, n, text))
