@@ -121,7 +121,10 @@ def entry_list(request: HttpRequest) -> HttpResponse:
         "choices": EntryFilters.CHOICES,
         "sorts": EntryFilters.SORTS,
     }
-    return render_page(request, "viewer/entries/list.html", context, fragment="entry-rows")
+    response = render_page(request, "viewer/entries/list.html", context, fragment="entry-rows")
+    if request.htmx:  # the address bar shows only the controls that differ from the defaults
+        response["HX-Push-Url"] = filters.url(number)
+    return response
 
 
 def _groups_as_of(conn: Any, groups: list[EntryGroup], when: datetime | None) -> list[EntryGroup]:

@@ -116,10 +116,14 @@ def test_grouping_filtering_and_sorting_happen_in_the_query(site, memories):
 
 
 def test_htmx_gets_only_the_rows_and_the_pager_keeps_every_control(client, memories):
-    fragment = client.get(
-        reverse("viewer-entries"), {"q": "duckdb", "sort": "oldest"}, HTTP_HX_REQUEST="true"
-    ).content.decode()
+    response = client.get(
+        reverse("viewer-entries"),
+        {"q": "duckdb", "stage": "", "sort": "oldest", "dups": "group"},
+        HTTP_HX_REQUEST="true",
+    )
+    fragment = response.content.decode()
     assert "<html" not in fragment and "<form" not in fragment and len(rows(fragment)) == 1
+    assert response["HX-Push-Url"] == "/entries/?q=duckdb&sort=oldest"  # defaults left out
 
 
 def test_as_of_narrows_the_list_and_rides_along_in_the_form(client, memories):
