@@ -93,3 +93,19 @@ class ResolvedConditionOut(Schema):
 class ResolveConditionIn(Schema):
     target_id: str = Field(min_length=1, max_length=200, pattern=NOT_BLANK)
     note: str = Field("", max_length=MAX_NOTE_CHARS)
+
+
+class TaskActionIn(Schema):
+    action: Literal["done", "cancel"]
+    note: str = Field("", max_length=MAX_NOTE_CHARS)
+
+
+class LinkBlockerIn(Schema):
+    blocker: str = Field(min_length=1, max_length=500, pattern=NOT_BLANK)
+    note: str = Field("", max_length=MAX_NOTE_CHARS)
+
+
+class TaskActionOut(Schema):
+    task_id: str
+    status: str
+    event_ids: list[str]  # the events appended (empty when nothing changed)

@@ -242,6 +242,7 @@ class Settings:
     inject_budget: int = 600  # AXIOM_INJECT_BUDGET: tokens of memory a hook may print
     # Folders a path sent to the server (import page, hook transcript_path) must lie under.
     import_roots: tuple[Path, ...] = ()
+    import_max_mb: int = 100  # AXIOM_IMPORT_MAX_MB: the largest file the import page accepts
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -282,6 +283,7 @@ class Settings:
             auth_token=env_secret(env, "AXIOM_AUTH_TOKEN"),
             inject_budget=env_int(env, "AXIOM_INJECT_BUDGET", 600, minimum=0, maximum=20_000),
             import_roots=env_paths(env, "AXIOM_IMPORT_ROOTS", (claude_projects_dir(env),)),
+            import_max_mb=env_int(env, "AXIOM_IMPORT_MAX_MB", 100, minimum=1, maximum=10_000),
         )
 
 

@@ -90,6 +90,7 @@ TIME_ZONE = "UTC"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AXIOM_DATA_DIR = AXIOM.data_dir
+AXIOM_IMPORT_MAX_MB = AXIOM.import_max_mb
 
 # Celery: Redis (or any Redis-compatible server) is the broker and result backend.
 CELERY_BROKER_URL = AXIOM.celery_broker_url

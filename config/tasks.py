@@ -7,6 +7,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from celery import Task
+
 from axiom.entries.demotion import demote
 from axiom.graduation.demotion import CURRENT_POLICY
 from axiom.ingest.importer import import_paths, ingest_transcripts
@@ -20,22 +22,37 @@ from axiom.store.migrate import open_database
 from config.celery import app
 
 log = logging.getLogger(__name__)
+# An import of a broken folder can have thousands of issues; the result keeps the first.
+MAX_ISSUES_REPORTED = 200
 
 
-@app.task(name="axiom.ingest_path")
-def ingest_path(path: str, fmt: str | None = None) -> dict[str, Any]:
+@app.task(name="axiom.ingest_path", bind=True)
+def ingest_path(self: Task, path: str, fmt: str | None = None) -> dict[str, Any]:
     """Append the sessions found at `path`; the writer projects them; the memory pipeline
-    then runs over them one after the other, oldest first (`process_in_order`)."""
+    then runs over them one after the other, oldest first (`process_in_order`). Each file
+    read is reported as the task's PROGRESS state (the import page polls it)."""
     db = open_database()
-    report = import_paths(db, [Path(path)], fmt=fmt, project=False)
+    done = 0
+
+    def on_file(_: Path) -> None:
+        nonlocal done
+        done += 1
+        if self.request.id:  # called through the broker, not directly
+            self.update_state(state="PROGRESS", meta={"files_done": done})
+
+    report = import_paths(db, [Path(path)], fmt=fmt, project=False, on_file=on_file)
     project.delay()
     if report.session_ids:
         process_in_order.delay(ordered_sessions(db, report.session_ids))
     return {
+        "files": report.files,
         "sessions_new": report.sessions_new,
         "sessions_unchanged": report.sessions_unchanged,
         "sessions_merged": report.sessions_merged,
-        "issues": [str(i) for i in report.issues],
+        "messages": report.messages,
+        "messages_added": report.messages_added,
+        "issues": [str(i) for i in report.issues[:MAX_ISSUES_REPORTED]],
+        "issue_count": len(report.issues),
     }
 
 

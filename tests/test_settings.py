@@ -59,6 +59,7 @@ DOCUMENTED: list[tuple[str, str, str, Any]] = [
     ("AXIOM_SECRET_KEY", "k3y", "secret_key", "k3y"),
     ("AXIOM_ALLOWED_HOSTS", "axiom.lan, 127.0.0.1", "allowed_hosts", ("axiom.lan", "127.0.0.1")),
     ("AXIOM_AUTH_TOKEN", "t0ken", "auth_token", "t0ken"),
+    ("AXIOM_IMPORT_MAX_MB", "5", "import_max_mb", 5),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -86,6 +87,8 @@ BAD: list[tuple[str, str]] = [
     ("AXIOM_LLM_URL", "127.0.0.1:8080"),
     ("AXIOM_LLM_TIMEOUT", "0"),
     ("AXIOM_DEBUG", "verbose"),
+    ("AXIOM_IMPORT_MAX_MB", "0"),
+    ("AXIOM_IMPORT_MAX_MB", "big"),
 ]
 
 
@@ -105,6 +108,7 @@ def test_the_defaults_are_the_documented_ones() -> None:
     assert (settings.llm_url, settings.llm_model, settings.llm_timeout) == ("", "gpt-4o-mini", 60.0)
     assert not settings.debug and settings.allowed_hosts == ("127.0.0.1", "localhost")
     assert settings.auth_token == "" and settings.secret_key
+    assert settings.import_max_mb == 100
 
 
 @pytest.mark.parametrize(("name", "raw", "field", "expected"), DOCUMENTED)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
 from django.urls import reverse
 
@@ -21,6 +22,7 @@ COL_GAP, ROW_GAP, PAD = 48, 14, 8  # four columns fit the page's 60rem
 LOOP_ROOM = 36  # below the nodes, for an edge that points back (a cycle)
 LABEL_ROOM = NODE_W - 16  # px available for the title inside a node
 FONT_PX = 12.0
+LABEL_LINES = 2
 
 
 @dataclass
@@ -31,6 +33,8 @@ class GraphNode:
     caption: str  # the small line above the title: kind and status
     href: str | None
     focus: bool = False
+    external: bool = False  # href leaves the site (a URL blocker): new tab, rel=noopener
+    status: str = ""  # for the status colour (pending, blocked, done, open, resolved, ...)
     placeholder: bool = False
     column: int = 0
     x: float = 0
@@ -39,6 +43,11 @@ class GraphNode:
     @property
     def label(self) -> str:
         return shorten(self.title, LABEL_ROOM)
+
+    @property
+    def lines(self) -> list[str]:
+        """The title wrapped on two lines (the rest cut; the node's `<title>` has it all)."""
+        return wrap(self.title, LABEL_ROOM, LABEL_LINES)
 
     @property
     def transform(self) -> str:
@@ -97,6 +106,37 @@ def shorten(text: str, room_px: float) -> str:
     return "".join(out).rstrip() + "…"
 
 
+def wrap(text: str, room_px: float, max_lines: int) -> list[str]:
+    """`text` in at most `max_lines` lines of `room_px`, by words; the last one shortened."""
+    lines: list[str] = []
+    words = text.split()
+    while words and len(lines) < max_lines - 1:
+        line = words.pop(0)
+        while words and _px(f"{line} {words[0]}") <= room_px:
+            line += " " + words.pop(0)
+        if _px(line) > room_px:  # one word wider than the node: cut it on the last line
+            words.insert(0, line)
+            break
+        lines.append(line)
+    if words:
+        lines.append(shorten(" ".join(words), room_px))
+    return lines
+
+
+def _px(text: str) -> float:
+    return sum(_char_px(c) for c in text)
+
+
+def entity_href(kind: str, entity_id: str, title: str) -> tuple[str, bool]:
+    """Where a node or blocker links, and whether that leaves the site: a task's page; a URL
+    artifact's URL; a ticket key (PLAT-142, #412) or a condition: a search for its text."""
+    if kind == "task":
+        return reverse("viewer-task", args=[entity_id]), False
+    if kind == "artifact" and title.lower().startswith(("http://", "https://")):
+        return title, True
+    return f"{reverse('viewer-search')}?{urlencode({'q': title})}", False
+
+
 def _task_node(task: TaskSummary, focus: bool = False) -> GraphNode:
     return GraphNode(
         key=task.task_id,
@@ -105,6 +145,7 @@ def _task_node(task: TaskSummary, focus: bool = False) -> GraphNode:
         caption=f"task · {task.status}",
         href=None if focus else reverse("viewer-task", args=[task.task_id]),
         focus=focus,
+        status=task.status,
     )
 
 
@@ -115,11 +156,14 @@ def _blocker_node(blocker: BlockerView, entity_id: str, title: str) -> GraphNode
         caption += " · placeholder"
     elif blocker.status:
         caption += f" · {blocker.status}"
-    href = reverse("viewer-task", args=[entity_id]) if kind == "task" else None
-    return GraphNode(entity_id, kind, title, caption, href, placeholder=blocker.auto_placeholder)
+    href, external = entity_href(kind, entity_id, title)
+    return GraphNode(
+        entity_id, kind, title, caption, href, placeholder=blocker.auto_placeholder,
+        external=external, status=blocker.status or "",
+    )  # fmt: skip
 
 
-def _edge(source: GraphNode, target: GraphNode, rel: str, title: str) -> GraphEdge:
+def edge_between(source: GraphNode, target: GraphNode, rel: str, title: str) -> GraphEdge:
     x1, y1 = source.x + NODE_W, source.y + NODE_H / 2
     x2, y2 = target.x, target.y + NODE_H / 2
     if target.column <= source.column:  # a cycle drawn backwards: loop under the nodes
@@ -157,7 +201,14 @@ def build_blocker_graph(detail: TaskDetail) -> BlockerGraph:
         if blocker.via_resolution and blocker.declared_id:
             declared = blocker.declared_title or blocker.declared_id
             source = add(
-                GraphNode(blocker.declared_id, "condition", declared, "condition", None), 2
+                GraphNode(
+                    blocker.declared_id,
+                    "condition",
+                    declared,
+                    "condition",
+                    entity_href("condition", blocker.declared_id, declared)[0],
+                ),  # fmt: skip
+                2,
             )
             pending.append((task.key, source.key, "blocked_by", "is blocked by"))
             add(_blocker_node(blocker, blocker.entity_id, blocker.title), 3)
@@ -174,19 +225,19 @@ def build_blocker_graph(detail: TaskDetail) -> BlockerGraph:
     graph = BlockerGraph()
     if len(nodes) == 1:
         return graph
-    _place(list(nodes.values()), graph)
+    place(list(nodes.values()), graph)
     seen: set[tuple[str, str, str]] = set()
     for source_key, target_key, rel, title in pending:
         if source_key == target_key or (source_key, target_key, rel) in seen:
             continue
         seen.add((source_key, target_key, rel))
-        graph.edges.append(_edge(nodes[source_key], nodes[target_key], rel, title))
+        graph.edges.append(edge_between(nodes[source_key], nodes[target_key], rel, title))
     if any(edge.backward for edge in graph.edges):
         graph.height += LOOP_ROOM
     return graph
 
 
-def _place(nodes: list[GraphNode], graph: BlockerGraph) -> None:
+def place(nodes: list[GraphNode], graph: BlockerGraph) -> None:
     """Columns side by side (empty ones dropped), each centred on the tallest one."""
     used = sorted({n.column for n in nodes})
     columns = [[n for n in nodes if n.column == c] for c in used]

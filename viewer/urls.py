@@ -11,6 +11,7 @@ from viewer import (
     views_forget,
     views_import,
     views_search,
+    views_task_actions,
     views_tasks,
 )
 
@@ -18,6 +19,8 @@ urlpatterns = [
     path("", views.dashboard, name="viewer-dashboard"),
     path("login", views.login, name="viewer-login"),
     path("import/claude", views_import.import_claude, name="viewer-import-claude"),
+    path("import/", views_import.import_page, name="viewer-import"),
+    path("import/<str:task_id>/", views_import.import_status, name="viewer-import-status"),
     path("sessions/", views.session_list, name="viewer-sessions"),
     path("sessions/<path:session_id>/", views.session_detail, name="viewer-session"),
     path("entries/", views_entries.entry_list, name="viewer-entries"),
@@ -31,7 +34,14 @@ urlpatterns = [
     path("search/", views_search.search, name="viewer-search"),
     path("tasks/", views_tasks.task_list, name="viewer-tasks"),
     path("tasks/blocked/", views_tasks.blocked_tasks, name="viewer-tasks-blocked"),
+    path("tasks/graph/", views_tasks.task_graph, name="viewer-tasks-graph"),
     path("tasks/<str:task_id>/", views_tasks.task_detail, name="viewer-task"),
+    path("tasks/<str:task_id>/act", views_task_actions.task_act, name="viewer-task-act"),
+    path(
+        "tasks/<str:task_id>/blockers",
+        views_task_actions.task_link_blocker,
+        name="viewer-task-link-blocker",
+    ),
     path("forget/", views_forget.forget_page, name="viewer-forget"),
     path("conflicts/", views_conflicts.conflict_list, name="viewer-conflicts"),
     path("conflicts/<str:conflict_id>/", views_conflicts.conflict_detail, name="viewer-conflict"),

@@ -26,6 +26,7 @@ from viewer.middleware import COOKIE_NAME, cookie_value, token_matches
 from viewer.paging import Pager, page_number
 from viewer.rendering import render_page
 from viewer.spans import segments_by_message
+from viewer.transcript import message_bodies
 
 SESSIONS_PER_PAGE = 25
 LOGIN_COOKIE_MAX_AGE = 30 * 24 * 3600
@@ -77,12 +78,14 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
         spans = list_citation_spans_in_session(conn, session_id) if session else []
     if session is None:
         raise Http404(f"No session {session_id!r}")
+    # Cited evidence spans, marked and linked to their citation pages.
+    cited = segments_by_message({m.index: m.text for m in messages}, spans)
     context = {
         "session": session,
         "messages": messages,
         "tool_calls": _tool_calls_by_id(messages),
-        # Cited evidence spans, marked and linked to their citation pages.
-        "cited": segments_by_message({m.index: m.text for m in messages}, spans),
+        "cited": cited,
+        "bodies": message_bodies(messages, cited),
     }
     return render(request, "viewer/sessions/detail.html", context)
 

@@ -8,7 +8,7 @@ every htmx control also a plain link or form.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -19,7 +19,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from axiom.conflicts.queries import list_conflicts, possible_conflicts
-from axiom.entries.queries import EntryRow, entry_history, get_entry, list_entries
+from axiom.entries.queries import (
+    ENTRY_SORTS,
+    EntryFilter,
+    EntryGroup,
+    EntryRow,
+    entry_history,
+    get_entry,
+    list_entry_groups,
+)
 from axiom.evidence.citation_spans import list_citation_spans_for_entry
 from axiom.evidence.citations import get_citation, span_key
 from axiom.extract.types import ENTRY_TYPES
@@ -37,14 +45,22 @@ WHOLE_MESSAGE = sys.maxsize
 
 @dataclass(frozen=True)
 class EntryFilters:
-    """The browser's stage / type / status filters; values outside the known ones are
-    dropped, like a bad page number, so a stale link still shows a page."""
+    """The browser's controls: text, stage / type / status, sort, duplicates grouped or
+    not. Values outside the known ones are dropped, like a bad page number, so a stale link
+    still shows a page; `as_of` rides along so paging keeps the point in time."""
 
+    q: str = ""
     stage: str = ""
     type: str = ""
     status: str = ""
+    sort: str = "newest"
+    dups: str = "group"
+    as_of: str = ""
 
     CHOICES = {"stage": tuple(STAGES), "type": ENTRY_TYPES, "status": tuple(STATUSES)}
+    SORTS = ENTRY_SORTS
+    DUPS = ("group", "each")
+    MAX_TEXT = 200
 
     @classmethod
     def from_query(cls, query: QueryDict) -> EntryFilters:
@@ -52,12 +68,29 @@ class EntryFilters:
         for name, allowed in cls.CHOICES.items():
             value = query.get(name, "")
             picked[name] = value if value in allowed else ""
-        return cls(**picked)
+        sort, dups = query.get("sort", ""), query.get("dups", "")
+        return cls(
+            q=query.get("q", "").strip()[: cls.MAX_TEXT],
+            sort=sort if sort in cls.SORTS else "newest",
+            dups=dups if dups in cls.DUPS else "group",
+            as_of=query.get("as_of", "").strip(),
+            **picked,
+        )
+
+    @property
+    def narrowed(self) -> bool:
+        return bool(self.q or self.stage or self.type or self.status)
+
+    def narrow(self, when: datetime | None) -> EntryFilter:
+        return EntryFilter(self.q, self.stage or None, self.type or None, self.status or None, when)
 
     def url(self, page: int = 1) -> str:
-        """This listing's URL with only the filters that are set (for pager links)."""
+        """This listing's URL with only the controls that differ from the defaults."""
+        defaults = EntryFilters()
         params: list[tuple[str, Any]] = [
-            (name, getattr(self, name)) for name in self.CHOICES if getattr(self, name)
+            (name, getattr(self, name))
+            for name in ("q", "stage", "type", "status", "sort", "dups", "as_of")
+            if getattr(self, name) != getattr(defaults, name)
         ]
         if page > 1:
             params.append(("page", page))
@@ -70,25 +103,44 @@ def entry_list(request: HttpRequest) -> HttpResponse:
     number = page_number(request.GET.get("page"))
     when = as_of(request)
     with get_database().read() as conn:
-        rows = list_entries(
+        groups = list_entry_groups(
             conn,
-            stage=filters.stage or None,
-            entry_type=filters.type or None,
-            status=filters.status or None,
+            filters.narrow(when.when),
+            sort=filters.sort,
+            group=filters.dups == "group",
             limit=ENTRIES_PER_PAGE + 1,  # one more tells whether a next page exists
             offset=offset_of(number, ENTRIES_PER_PAGE),
-            as_of=when.when,
         )
-        rows = entries_as_of(conn, rows, when.when)
-    entries, pager = paged(rows, number, ENTRIES_PER_PAGE, filters.url)
+        groups = _groups_as_of(conn, groups, when.when)
+    shown, pager = paged(groups, number, ENTRIES_PER_PAGE, filters.url)
     context = {
         "as_of": when,
-        "entries": entries,
+        "groups": shown,
         "pager": pager,
         "filters": filters,
         "choices": EntryFilters.CHOICES,
+        "sorts": EntryFilters.SORTS,
     }
-    return render_page(request, "viewer/entries/list.html", context, fragment="entry-rows")
+    response = render_page(request, "viewer/entries/list.html", context, fragment="entry-rows")
+    if request.htmx:  # the address bar shows only the controls that differ from the defaults
+        response["HX-Push-Url"] = filters.url(number)
+    return response
+
+
+def _groups_as_of(conn: Any, groups: list[EntryGroup], when: datetime | None) -> list[EntryGroup]:
+    """The groups with each entry's status as it was at `when` (one read for the page)."""
+    if when is None:
+        return groups
+    rows = [g.lead for g in groups] + [m for g in groups for m in g.members]
+    status = {r.entry_id: r.status for r in entries_as_of(conn, rows, when)}
+    return [
+        EntryGroup(
+            replace(g.lead, status=status[g.lead.entry_id]),
+            g.count,
+            [replace(m, status=status[m.entry_id]) for m in g.members],
+        )
+        for g in groups
+    ]
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,38 @@
-"""The dashboard's "import your Claude Code transcripts" button (POST, CSRF-protected).
+"""Importing from the viewer: the dashboard's Claude Code button, and the import page.
 
-It takes no path from the request: `axiom.agent.discovery` reads only what sits inside
-the Claude projects folder, exactly as `python -m axiom import` with no path does.
+The button takes no path from the request: `axiom.agent.discovery` reads only what sits
+inside the Claude projects folder, exactly as `python -m axiom import` with no path does.
+
+The import page (`/import/`) takes an uploaded file (kept under `<data dir>/uploads/`) or a
+path, which must lie under `AXIOM_IMPORT_ROOTS` (`confine_to_import_roots`). Either is sent
+to the worker as the `axiom.ingest_path` task, the same one `axiom up` sends the sample
+through, and the browser is redirected to the task's status page: htmx polls its progress
+fragment every second; without JavaScript the page refreshes itself until the import ends.
 """
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_POST
+import re
+from pathlib import Path
+from typing import Any
+
+from celery.result import AsyncResult
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
 
 from axiom.agent.discovery import import_claude_transcripts
+from axiom.ingest.import_roots import PathOutsideImportRoots, confine_to_import_roots
+from axiom.ingest.uploads import UploadTooLarge, store_upload
 from axiom.observability.stats import collect_stats
+from axiom.settings import Settings
+from config.celery import app
 from config.stores import get_database
+from config.tasks import ingest_path
+from viewer.rendering import render_page
+
+TASK_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 @require_POST
@@ -26,3 +46,75 @@ def import_claude(request: HttpRequest) -> HttpResponse:
         "viewer/dashboard.html",
         {"stats": stats, "import_summary": outcome.summary()},
     )
+
+
+class ImportRefused(ValueError):
+    """The form named nothing importable; the message says why (`status` the HTTP code)."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@require_http_methods(["GET", "POST"])
+def import_page(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        return _form(request)
+    try:
+        source = _source(request)
+    except ImportRefused as exc:
+        return _form(request, str(exc), exc.status)
+    started = ingest_path.delay(str(source))
+    return redirect("viewer-import-status", task_id=started.id)
+
+
+def _form(request: HttpRequest, error: str = "", status: int = 200) -> HttpResponse:
+    context = {
+        "error": error,
+        "path": request.POST.get("path", ""),
+        "roots": Settings.from_env().import_roots,
+        "max_mb": settings.AXIOM_IMPORT_MAX_MB,
+    }
+    return render(request, "viewer/import/page.html", context, status=status)
+
+
+def _source(request: HttpRequest) -> Path:
+    """The uploaded file (stored), else the confined path; `ImportRefused` otherwise."""
+    upload = request.FILES.get("file")
+    typed = request.POST.get("path", "").strip()
+    if upload is not None:
+        limit = settings.AXIOM_IMPORT_MAX_MB * 1_000_000
+        if upload.size is not None and upload.size > limit:
+            raise ImportRefused(f"The file is larger than {settings.AXIOM_IMPORT_MAX_MB} MB.", 413)
+        data_dir = Path(settings.AXIOM_DATA_DIR)
+        try:
+            return store_upload(data_dir, upload.name or "", upload.chunks(), limit)
+        except UploadTooLarge as exc:
+            raise ImportRefused(f"Refused: {exc}.", 413) from None
+    if not typed:
+        raise ImportRefused("Choose a file to upload, or type a path to import.", 400)
+    try:
+        path = confine_to_import_roots(typed)
+    except PathOutsideImportRoots as exc:
+        raise ImportRefused(f"Refused: {exc}.", 403) from None
+    if not path.exists():
+        raise ImportRefused(f"Nothing at {typed!r}: no such file or folder.")
+    return path
+
+
+def import_status(request: HttpRequest, task_id: str) -> HttpResponse:
+    """The import's state: waiting, reading (files done), done with its summary, failed."""
+    if not TASK_ID.match(task_id):
+        raise Http404("No such import")
+    context = {"task_id": task_id, **_state(AsyncResult(task_id, app=app))}
+    return render_page(request, "viewer/import/status.html", context, fragment="progress")
+
+
+def _state(result: AsyncResult) -> dict[str, Any]:
+    state = result.state
+    info = result.info if isinstance(result.info, dict) else {}
+    if state == "SUCCESS":
+        return {"done": True, "summary": info}
+    if state == "FAILURE":
+        return {"done": True, "failure": f"{type(result.result).__name__}: {result.result}"}
+    return {"done": False, "state": state, "files_done": info.get("files_done", 0)}

@@ -13,12 +13,14 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from axiom.tasks.as_of import get_task_as_of, list_blocked_tasks_as_of, list_tasks_as_of
+from axiom.tasks.graph import get_blocker_graph
 from axiom.tasks.queries import get_task, list_blocked_tasks, list_tasks
 from axiom.tasks.state import STATUSES
 from config.stores import get_database
 from viewer.as_of import as_of
 from viewer.blocker_graph import build_blocker_graph
 from viewer.paging import offset_of, page_number, paged
+from viewer.project_graph import build_project_graph
 from viewer.rendering import render_page
 
 TASKS_PER_PAGE = 50
@@ -50,9 +52,10 @@ def task_list(request: HttpRequest) -> HttpResponse:
                 status=status or None,
                 limit=TASKS_PER_PAGE + 1,  # one more tells whether a next page exists
                 offset=offset,
+                hide_vague=True,
             )
         else:
-            rows = list_tasks_as_of(conn, when.when, status=status or None)
+            rows = list_tasks_as_of(conn, when.when, status=status or None, hide_vague=True)
             rows = rows[offset : offset + TASKS_PER_PAGE + 1]
     text = when.text if when.when else ""
     tasks, pager = paged(rows, number, TASKS_PER_PAGE, lambda n: _list_url(status, n, text))
@@ -76,8 +79,9 @@ def blocked_tasks(request: HttpRequest) -> HttpResponse:
     return render(request, "viewer/tasks/blocked.html", {"blocked": blocked, "as_of": when})
 
 
-def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
-    """A task by id (or an unambiguous id prefix of at least 6 characters)."""
+def task_detail(request: HttpRequest, task_id: str, error: str = "") -> HttpResponse:
+    """A task by id (or an unambiguous id prefix of at least 6 characters); `error` is a
+    refused action's reason (`viewer.views_task_actions`), shown with status 422."""
     when = as_of(request)
     with get_database().read() as conn:
         if when.when is None:
@@ -91,5 +95,23 @@ def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
         "task": detail.task,
         "graph": build_blocker_graph(detail),
         "as_of": when,
+        "action_error": error,
     }
-    return render(request, "viewer/tasks/detail.html", context)
+    status = 422 if error and not request.htmx else 200  # htmx swaps only 2xx answers
+    return render(request, "viewer/tasks/detail.html", context, status=status)
+
+
+def task_graph(request: HttpRequest) -> HttpResponse:
+    """Every open task that blocks or is blocked, with its blockers; `?project=` narrows it
+    to one project, `?closed=1` adds done and cancelled tasks."""
+    project = request.GET.get("project", "").strip()
+    closed = request.GET.get("closed") == "1"
+    with get_database().read() as conn:
+        data = get_blocker_graph(conn, project=project or None, closed=closed)
+    context = {
+        "graph": build_project_graph(data),
+        "projects": data.projects,
+        "project": project,
+        "closed": closed,
+    }
+    return render(request, "viewer/tasks/graph.html", context)

@@ -1,8 +1,9 @@
 """Tasks, blockers and resolved conditions, mounted at ``/api/v1/``.
 
-All reads, plus one write: ``POST /conditions/{cond_id}/resolve`` records that a condition
-resolves to a task, artifact or other condition (`resolve_condition_in`, one
-`Database.write()` unit). Unknown ids are 404, a resolution the graph forbids (to
+All reads, plus three writes: ``POST /conditions/{cond_id}/resolve`` records that a
+condition resolves to a task, artifact or other condition (`resolve_condition_in`, one
+`Database.write()` unit); ``POST /tasks/{task_id}/actions`` marks a task done or cancels
+it and ``POST /tasks/{task_id}/blockers`` links a blocker (`axiom.tasks.actions`). Unknown ids are 404, a resolution the graph forbids (to
 itself, a cycle) 409 and malformed requests 422 (mapped in `api.api`).
 """
 
@@ -19,12 +20,16 @@ from api.errors import NotFound
 from api.schemas import NOT_BLANK, responses
 from api.schemas_tasks import (
     BlockedTaskOut,
+    LinkBlockerIn,
     ResolveConditionIn,
     ResolvedConditionOut,
+    TaskActionIn,
+    TaskActionOut,
     TaskDetailOut,
     TaskListParams,
     TaskOut,
 )
+from axiom.tasks.actions import ActionResult, act_on_task, link_blocker
 from axiom.tasks.commands import resolve_condition_in
 from axiom.tasks.queries import get_task, list_blocked_tasks, list_resolved_conditions, list_tasks
 from config.stores import get_database
@@ -89,3 +94,39 @@ def resolve_condition(
         get_database(), cond_id, body.target_id, note=body.note, actor="api"
     )
     return view.to_json()
+
+
+def _action_out(result: ActionResult) -> dict[str, Any]:
+    return {
+        "task_id": result.task_id,
+        "status": result.status,
+        "event_ids": [e.event_id for e in result.events],
+    }
+
+
+@router.post(
+    "/tasks/{task_id}/actions",
+    response=responses(TaskActionOut, write=True),
+    auth=api_write_auth,
+)
+def task_action(
+    request: HttpRequest, body: TaskActionIn, task_id: str = PathParam(..., pattern=NOT_BLANK)
+) -> dict[str, Any]:
+    """Mark the task done or cancel it, as a person would (a closed task is reopened first);
+    recorded as `task_status_changed` events with `source: person`."""
+    result = act_on_task(get_database(), task_id, body.action, note=body.note, actor="api")
+    return _action_out(result)
+
+
+@router.post(
+    "/tasks/{task_id}/blockers",
+    response=responses(TaskActionOut, write=True),
+    auth=api_write_auth,
+)
+def task_link_blocker(
+    request: HttpRequest, body: LinkBlockerIn, task_id: str = PathParam(..., pattern=NOT_BLANK)
+) -> dict[str, Any]:
+    """Link a blocker (task id or title, ticket key, URL or text); an open task becomes
+    blocked."""
+    result = link_blocker(get_database(), task_id, body.blocker, note=body.note, actor="api")
+    return _action_out(result)

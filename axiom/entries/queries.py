@@ -367,3 +367,108 @@ def count_entries_by_build(
         [list(build_ids)],
     ).fetchall()
     return dict(rows)
+
+
+# --- the memory browser: text filter, sort, duplicates grouped (the viewer's list) ---------
+
+ENTRY_SORTS = ("newest", "oldest", "stage", "type")
+# A group's members read per page at most; a todo repeated hundreds of times still shows
+# its count, and the list stays one bounded read.
+MEMBERS_SHOWN = 20
+# Same type and same title, case and outer spaces aside: what a person reads as "the same
+# memory" (extraction already collapses inner spacing). A hash, not the text: grouping 100k
+# rows by a 64-bit key is several times faster than by string, and a regexp per row more so.
+_DUP_KEY = "hash(entry_type, lower(trim(title)))"
+_STAGE_RANK = "CASE stage " + " ".join(f"WHEN '{s}' THEN {s.rank}" for s in STAGES) + " ELSE -1 END"
+_GROUP_ORDER = {
+    "newest": "newest DESC, lead_id",
+    "oldest": "oldest ASC, lead_id",
+    "stage": "top_rank DESC, newest DESC, lead_id",
+    "type": "entry_type, newest DESC, lead_id",
+}
+
+
+@dataclass(frozen=True)
+class EntryFilter:
+    """What the memory browser narrows by; empty values do not narrow."""
+
+    text: str = ""
+    stage: str | None = None
+    entry_type: str | None = None
+    status: str | None = None
+    as_of: datetime | None = None
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses, params = ["TRUE"], []
+        if self.as_of is not None:
+            clauses.append(_SAID_BY)
+            params.append(self.as_of)
+        for column, value in (
+            ("stage", self.stage),
+            ("entry_type", self.entry_type),
+            ("status", self.status),
+        ):
+            if value:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if self.text.strip():
+            pattern = "%" + _like_escaped(self.text.strip()) + "%"
+            clauses.append(
+                "(title ILIKE ? ESCAPE '\\' OR"
+                " json_extract_string(content_json, '$.content') ILIKE ? ESCAPE '\\')"
+            )
+            params += [pattern, pattern]
+        return " AND ".join(clauses), params
+
+
+@dataclass(frozen=True)
+class EntryGroup:
+    """One row of the browser: an entry, or the entries sharing its text (`count` > 1),
+    led by the best proven, newest of them; `members` the first `MEMBERS_SHOWN`."""
+
+    lead: EntryRow
+    count: int
+    members: list[EntryRow]
+
+
+def _like_escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def list_entry_groups(
+    conn: duckdb.DuckDBPyConnection,
+    narrow: EntryFilter,
+    sort: str = "newest",
+    group: bool = True,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[EntryGroup]:
+    """One page of the browser, filtered, grouped and sorted in SQL: one query picks the
+    page's groups and the ids of their members (the filtered scan materialized once), a
+    second reads those rows whole."""
+    where, params = narrow.where()
+    key = _DUP_KEY if group else "hash(entry_id)"
+    order = _GROUP_ORDER.get(sort, _GROUP_ORDER["newest"])
+    picked = conn.execute(
+        f"WITH f AS MATERIALIZED (SELECT entry_id, entry_type, created_ts,"
+        f" {_STAGE_RANK} AS rank, {key} AS gkey FROM entries WHERE {where}),"
+        " g AS (SELECT gkey, count(*) AS n, min(entry_type) AS entry_type,"
+        " arg_max(entry_id, (rank, created_ts, entry_id)) AS lead_id,"
+        " max(created_ts) AS newest, min(created_ts) AS oldest, max(rank) AS top_rank"
+        " FROM f GROUP BY gkey),"
+        f" page AS (SELECT *, row_number() OVER (ORDER BY {order}) AS pos FROM g"
+        f" ORDER BY {order} LIMIT {int(limit)} OFFSET {int(offset)})"
+        " SELECT page.pos, page.lead_id, page.n, f.entry_id FROM page"
+        " LEFT JOIN f ON f.gkey = page.gkey AND page.n > 1"
+        " QUALIFY f.entry_id IS NULL OR row_number() OVER (PARTITION BY page.gkey"
+        f" ORDER BY f.created_ts DESC, f.entry_id) <= {MEMBERS_SHOWN}"
+        " ORDER BY page.pos, f.created_ts DESC, f.entry_id",
+        params,
+    ).fetchall()
+    rows = get_entries(conn, [r[1] for r in picked] + [r[3] for r in picked if r[3]])
+    groups: dict[int, EntryGroup] = {}
+    for pos, lead, n, member in picked:
+        entry = groups.setdefault(pos, EntryGroup(rows[lead], n, []))
+        if member:
+            entry.members.append(rows[member])
+    return list(groups.values())

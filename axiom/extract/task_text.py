@@ -187,3 +187,17 @@ def vague_title(title: str, allow_noun: bool = False) -> bool:
     if len(words) == 1:
         return not allow_noun
     return all(w in _EMPTY_OBJECT for w in words[1:])
+
+
+def vague_title_sql(column: str) -> str:
+    """`vague_title(column)` (allow_noun False) as a DuckDB condition, from the same word
+    set, so a listing can hide tasks recorded before the rule existed and still page in
+    SQL. ASCII titles only (the byte and character lengths agree); other titles are vague
+    when shorter than 2 characters, as in `vague_title`."""
+    fillers = "|".join(sorted(_EMPTY_OBJECT))
+    pattern = f"[^a-z0-9]*([a-z0-9]+([^a-z0-9]+({fillers}))*[^a-z0-9]*)?"
+    return (
+        f"(CASE WHEN strlen({column}) = length({column})"
+        f" THEN regexp_full_match(lower({column}), '{pattern}')"
+        f" ELSE length(trim({column})) < 2 OR NOT regexp_matches({column}, '[\\pL\\pN]') END)"
+    )

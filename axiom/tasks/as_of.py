@@ -14,6 +14,7 @@ from datetime import datetime
 import duckdb
 
 from axiom.entries.queries import entry_sources
+from axiom.extract.task_text import vague_title
 from axiom.store.event_types import TASK_MENTIONED, TASK_TITLE_CHANGED
 from axiom.store.events import EventStore, StoredEvent
 from axiom.store.timepoints import source_time
@@ -116,8 +117,10 @@ def list_tasks_as_of(
     when: datetime,
     status: str | None = None,
     project: str | None = None,
+    hide_vague: bool = False,
 ) -> list[TaskSummary]:
-    """Tasks known at `when`, newest change first, in the state they had then."""
+    """Tasks known at `when`, newest change first, in the state they had then (with
+    `hide_vague`, as `list_tasks`: without titles that name nothing)."""
     if status is not None and status not in STATUSES:
         raise ValueError(f"unknown task status {status!r}; expected one of {', '.join(STATUSES)}")
     return _listed(_fold(conn, when), status, project)
@@ -130,7 +133,9 @@ def _listed(
     tasks = [
         t
         for t in tasks
-        if (status is None or t.status == status) and (project is None or t.project == project)
+        if (status is None or t.status == status)
+        and (project is None or t.project == project)
+        and not (hide_vague and vague_title(t.title))
     ]
     return sorted(tasks, key=lambda t: (-t.updated_at.timestamp(), t.task_id))
 

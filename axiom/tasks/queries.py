@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from axiom.entries.queries import entry_sources
+from axiom.extract.task_text import vague_title_sql
 from axiom.store.event_types import (
     TASK_BLOCKERS_SET,
     TASK_CREATED,
@@ -276,14 +277,19 @@ def list_tasks(
     project: str | None = None,
     limit: int | None = None,
     offset: int = 0,
+    hide_vague: bool = False,
 ) -> list[TaskSummary]:
-    """Tasks, newest change first, optionally by status and project.
+    """Tasks, newest change first, optionally by status and project; with `hide_vague`,
+    without those whose title names nothing ("Fix", "Do something about it"): recorded
+    before extraction refused such titles, they stay in the event store.
 
     Raises ValueError for a status that is not one of `STATUSES`.
     """
     if status is not None and status not in STATUSES:
         raise ValueError(f"unknown task status {status!r}; expected one of {', '.join(STATUSES)}")
     where, params = ["e.entity_type = 'task'"], []
+    if hide_vague:
+        where.append(f"NOT {vague_title_sql('e.title')}")
     if status is not None:
         where.append("json_extract_string(e.current_json, '$.status') = ?")
         params.append(status)

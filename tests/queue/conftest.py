@@ -109,7 +109,8 @@ def celery_app(broker: Broker, data_dir: Path, monkeypatch: pytest.MonkeyPatch) 
 @pytest.fixture
 def worker(celery_app: Celery) -> Iterator[Any]:
     """A real worker thread consuming `default` and `writer` (one thread, so the writer
-    queue still has exactly one consumer)."""
+    queue still has exactly one consumer). Teardown waits for the task in hand: a test may
+    end while work it chained (the memory pipeline after an import) still runs."""
     with start_worker(
         celery_app,
         queues=["default", "writer"],
@@ -117,6 +118,7 @@ def worker(celery_app: Celery) -> Iterator[Any]:
         pool="solo",
         perform_ping_check=False,
         loglevel="WARNING",
+        shutdown_timeout=120,
     ) as running:
         yield running
 

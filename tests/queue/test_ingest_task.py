@@ -31,10 +31,14 @@ def test_it_ingests_a_file_sent_through_the_broker(
     report = celery_app.send_task("axiom.ingest_path", args=[str(sample_session)]).get(timeout=30)
 
     assert report == {
+        "files": 1,
         "sessions_new": 1,
         "sessions_unchanged": 0,
         "sessions_merged": 0,
+        "messages": len(transcript.messages),
+        "messages_added": len(transcript.messages),
         "issues": [],
+        "issue_count": 0,
     }
     db = open_database()
     # The ingest task only appends; the rows appear once the writer has projected.
@@ -69,7 +73,12 @@ def test_it_leaves_counts_unchanged_when_the_same_file_is_sent_twice(
 
     assert first["status"] == rerun["status"] == "success"
     assert rerun["entries"] == 0  # the rerun found its build done and skipped
-    assert again == {"sessions_new": 0, "sessions_unchanged": 1, "sessions_merged": 0, "issues": []}
+    assert {k: again[k] for k in ("sessions_new", "sessions_unchanged", "messages_added")} == {
+        "sessions_new": 0,
+        "sessions_unchanged": 1,
+        "messages_added": 0,
+    }
+    assert again["issues"] == [] and again["issue_count"] == 0
     assert "sessions" in projected and not any(projected.values())
     assert counts(db) == before
     assert before["events"] > 1  # session_ingested plus the pipeline's events

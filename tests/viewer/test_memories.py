@@ -69,15 +69,19 @@ def one(site, **filters) -> EntryRow:
     return entries(site, **filters)[0]
 
 
+# Oldest first with every duplicate on its own row: the order of `list_entries`.
+EACH = {"sort": "oldest", "dups": "each"}
+
+
 def entry_ids(page: str) -> list[str]:
-    return re.findall(r'<td class="nowrap"><a href="/entries/(ent_[0-9a-f]+)/">', page)
+    return re.findall(r'data-entry="(ent_[0-9a-f]+)"', page)
 
 
 # --- the memory browser ---------------------------------------------------------------
 
 
 def test_it_lists_every_entry_with_badges_and_session_links(client, site, processed):
-    page = client.get(reverse("viewer-entries")).content.decode()
+    page = client.get(reverse("viewer-entries"), EACH).content.decode()
     assert entry_ids(page) == [e.entry_id for e in entries(site)]
     assert '<span class="stage stage-verified">verified</span>' in page
     assert '<span class="stage stage-raw">raw</span>' in page
@@ -91,29 +95,36 @@ def test_the_filter_form_is_a_plain_get_form_that_also_drives_htmx(client, proce
     assert 'method="get"' in form and 'action="/entries/"' in form
     assert 'hx-get="/entries/"' in form
     assert 'hx-target="#entry-rows"' in form
-    assert 'hx-trigger="change"' in form
+    assert 'hx-trigger="change, input changed delay:300ms from:#memory-q, submit"' in form
     assert 'hx-push-url="true"' in form
-    for name in ("stage", "type", "status"):
+    assert '<input id="memory-q" type="search" name="q"' in page
+    for name in ("stage", "type", "status", "sort", "dups"):
         assert f'<select name="{name}">' in page
     assert '<tbody id="entry-rows">' in page
 
 
 def test_filters_narrow_the_rows(client, site, processed):
-    response = client.get(reverse("viewer-entries"), {"stage": "verified", "type": "task_note"})
+    response = client.get(
+        reverse("viewer-entries"), {"stage": "verified", "type": "task_note", **EACH}
+    )
     page = response.content.decode()
     expected = entries(site, stage="verified", entry_type="task_note")
     assert len(expected) >= 2
     assert entry_ids(page) == [e.entry_id for e in expected]
     assert '<option value="verified" selected>' in page
     assert '<option value="task_note" selected>' in page
-    raw = entry_ids(client.get(reverse("viewer-entries"), {"stage": "raw"}).content.decode())
+    raw = entry_ids(
+        client.get(reverse("viewer-entries"), {"stage": "raw", **EACH}).content.decode()
+    )
     assert raw == [e.entry_id for e in entries(site, stage="raw")]
     contested = client.get(reverse("viewer-entries"), {"status": "contested"}).content.decode()
     assert entry_ids(contested) == [] and "No memories match these filters." in contested
 
 
 def test_htmx_gets_only_the_rows(client, site, processed):
-    response = client.get(reverse("viewer-entries"), {"stage": "raw"}, HTTP_HX_REQUEST="true")
+    response = client.get(
+        reverse("viewer-entries"), {"stage": "raw", **EACH}, HTTP_HX_REQUEST="true"
+    )
     page = response.content.decode()
     assert response.status_code == 200
     assert "<html" not in page and "<form" not in page and "<thead" not in page
@@ -122,7 +133,9 @@ def test_htmx_gets_only_the_rows(client, site, processed):
 
 
 def test_unknown_filter_values_are_ignored(client, site, processed):
-    page = client.get(reverse("viewer-entries"), {"stage": "bogus", "type": "<x>"}).content.decode()
+    page = client.get(
+        reverse("viewer-entries"), {"stage": "bogus", "type": "<x>", **EACH}
+    ).content.decode()
     assert entry_ids(page) == [e.entry_id for e in entries(site)]
     assert "&lt;x&gt;" not in page and "<x>" not in page
 
@@ -142,14 +155,15 @@ def many(site) -> str:
 
 def test_it_pages_50_entries_at_a_time_with_plain_and_htmx_links(client, site, many):
     every = [e.entry_id for e in entries(site)]
-    first = client.get(reverse("viewer-entries")).content.decode()
+    first = client.get(reverse("viewer-entries"), EACH).content.decode()
     assert entry_ids(first) == every[:50]
-    assert 'href="/entries/?page=2"' in first and 'hx-get="/entries/?page=2"' in first
+    nxt = "/entries/?sort=oldest&amp;dups=each&amp;page=2"
+    assert f'href="{nxt}"' in first and f'hx-get="{nxt}"' in first
     assert "← Previous" not in first
-    second = client.get(reverse("viewer-entries"), {"page": 2}).content.decode()
+    second = client.get(reverse("viewer-entries"), {"page": 2, **EACH}).content.decode()
     assert "<html" in second and entry_ids(second) == every[50:]
-    assert 'href="/entries/"' in second and "Next →" not in second
-    fragment = client.get(reverse("viewer-entries"), {"page": 2}, HTTP_HX_REQUEST="true")
+    assert 'href="/entries/?sort=oldest&amp;dups=each"' in second and "Next →" not in second
+    fragment = client.get(reverse("viewer-entries"), {"page": 2, **EACH}, HTTP_HX_REQUEST="true")
     assert entry_ids(fragment.content.decode()) == every[50:]
     assert "<html" not in fragment.content.decode()
 
@@ -425,6 +439,7 @@ def test_the_navigation_links_every_area(client, site):
         "Tasks",
         "Conflicts",
         "Decisions",
+        "Import",
         "API docs",
     ]
     assert '<a href="/entries/" aria-current="page">Memories</a>' in nav
