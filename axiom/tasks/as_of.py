@@ -123,11 +123,14 @@ def list_tasks_as_of(
     `hide_vague`, as `list_tasks`: without titles that name nothing)."""
     if status is not None and status not in STATUSES:
         raise ValueError(f"unknown task status {status!r}; expected one of {', '.join(STATUSES)}")
-    return _listed(_fold(conn, when), status, project)
+    return _listed(_fold(conn, when), status, project, hide_vague)
 
 
 def _listed(
-    folded: dict[str, _Folded], status: str | None, project: str | None
+    folded: dict[str, _Folded],
+    status: str | None,
+    project: str | None,
+    hide_vague: bool = False,
 ) -> list[TaskSummary]:
     tasks = [_summary(f) for f in folded.values()]
     tasks = [
