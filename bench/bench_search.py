@@ -1,7 +1,9 @@
 """Search latency at 10k and 100k memory entries (DESIGN §9: search p50/p95 at 10k and 100k).
 
     python bench/bench_search.py                    # 10k and 100k, 200 queries each
+    python bench/bench_search.py --quick            # 2,000 entries, 30 queries (smoke run)
     python bench/bench_search.py --sizes 10000 --queries 50 --keep /tmp/bench-search
+    python bench/bench_search.py --json OUT         # the bench protocol's JSON (bench/run)
 
 For each size, in a fresh data dir: synthetic entries (decision/fact/error sentences over a
 Zipf-distributed vocabulary, every stage and status) are written straight into DuckDB
@@ -247,15 +249,37 @@ def run_size(n: int, args: argparse.Namespace, embedder) -> list[dict]:  # noqa:
     return rows
 
 
+def protocol_rows(rows: list[dict], target_ms: float = 50.0) -> list[dict]:
+    """The bench protocol's result rows: one per size and vector index."""
+    return [
+        {
+            "metric": f"search at {r['entries']:,} entries, {r['vector_index']}",
+            "unit": "ms",
+            "median": r["p50_ms"],
+            "p95": r["p95_ms"],
+            "value": None,
+            "reference": None,
+            "ratio": None,
+            "target": f"p95 < {target_ms:g} ms" if r["entries"] == 100_000 else None,
+            "met": r["p95_ms"] < target_ms if r["entries"] == 100_000 else None,
+            "step_p50_ms": r["step_p50_ms"],
+        }
+        for r in rows
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="2,000 entries, 30 queries")
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("-k", type=int, default=10)
     ap.add_argument("--ivf-min-rows", type=int, default=50_000)
     ap.add_argument("--keep", help="build the data dirs here and keep them")
-    ap.add_argument("--json", type=Path, help="also write the rows here")
+    ap.add_argument("--json", type=Path, help="write the bench protocol's JSON here")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.sizes, args.queries = "2000", 30
     os.environ.setdefault("AXIOM_EMBEDDER", "e5")
     embedder = configured_embedder()
     print(f"embedder {embedding_version_of(embedder)}; {os.cpu_count()} CPUs")
@@ -268,8 +292,22 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['entries']:>7,}  {r['vector_index']:<42} {r['p50_ms']:>6} {r['p95_ms']:>7}"
             f" {r['max_ms']:>7}"
         )
+    load = [round(x, 2) for x in os.getloadavg()]
+    print(f"load average {load}")
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
+        out = {
+            "benchmark": "search",
+            "params": {
+                "sizes": args.sizes,
+                "queries": args.queries,
+                "k": args.k,
+                "embedder": embedding_version_of(embedder),
+                "cpus": os.cpu_count(),
+                "load_average": load,
+            },
+            "results": protocol_rows(rows),
+        }
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
     return 0
 
 
