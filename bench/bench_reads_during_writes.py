@@ -251,6 +251,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             busy = client.loop(args.seconds, until=job["ended"])
         finally:
             elapsed = time.perf_counter() - job["started"]
+            finished = job["ended"].is_set()  # on its own, before we stop it
             job["importer"].stop(10)
             job["probe"].stop_event.set()
             job["probe"].join()
@@ -259,12 +260,12 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         (sessions,) = conn.execute("SELECT count(*) FROM sessions").fetchone()
     writer = {
         "import_seconds": round(elapsed, 1),
-        "import_finished": job["ended"].is_set(),
+        "import_finished": finished,
         "sessions_stored": int(sessions) - 40,
         **job["probe"].result(),
     }
     print(f"writer: {json.dumps(writer)}", flush=True)
-    if job["importer"].exit_code:
+    if finished and job["importer"].exit_code:
         print(f"the import failed:\n{tail(tmp / 'import.log')}", flush=True)
     return {
         "benchmark": "reads_during_writes",
