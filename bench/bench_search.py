@@ -4,6 +4,7 @@
     python bench/bench_search.py --quick            # 2,000 entries, 30 queries (smoke run)
     python bench/bench_search.py --sizes 10000 --queries 50 --keep /tmp/bench-search
     python bench/bench_search.py --json OUT         # the bench protocol's JSON (bench/run)
+    python bench/bench_search.py --cache-only       # only the cold/warm ReadCache passes
 
 For each size, in a fresh data dir: synthetic entries (decision/fact/error sentences over a
 Zipf-distributed vocabulary, every stage and status) are written straight into DuckDB
@@ -34,7 +35,8 @@ connection open, see axiom/store/db.py); the embed/lexical figures above are inf
 running beside each other on 2 cores. So IVF is needed at 100k (built by the writer from
 50,000 rows), and p95 is then just under the 100 ms target. The next step, if it is needed,
 would be an in-process cache of stage/status keyed by the DuckDB file's change, so most
-searches skip the connect and the scans.
+searches skip the connect and the scans: that is `ReadCache` now, and `--cache-only` measures
+it (full-text mode, the same queries twice on an unchanged store: cache cold, then warm).
 """
 
 from __future__ import annotations
