@@ -180,12 +180,17 @@ def _checkpoint(conn: duckdb.DuckDBPyConnection, path: Path) -> None:
 
 class _LazyCheckpoint:
     """Checkpoints a WAL left below the threshold once its process has been quiet for
-    `LAZY_CHECKPOINT_SECONDS`, and at interpreter exit, so the WAL never outlives a burst."""
+    `LAZY_CHECKPOINT_SECONDS`, and at interpreter exit, so the WAL never outlives a burst.
+
+    The timer's thread is a daemon (a pending timer must not delay exit), so the exit hook
+    also waits for a checkpoint already running on it: a daemon thread stopped inside
+    DuckDB at interpreter shutdown aborts the process."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self._timer: threading.Timer | None = None
         self._guard = threading.Lock()
+        self._busy = threading.Lock()
 
     def schedule(self) -> None:
         if not self.db.wal_bytes():
@@ -194,19 +199,27 @@ class _LazyCheckpoint:
             if self._timer is not None:
                 self._timer.cancel()
             else:
-                atexit.register(self.run)
+                atexit.register(self.at_exit)
             self._timer = threading.Timer(LAZY_CHECKPOINT_SECONDS, self.run)
             self._timer.daemon = True
             self._timer.start()
 
+    def at_exit(self) -> None:
+        self.run()
+        with self._busy:  # a checkpoint running on the timer's thread ends first
+            pass
+
     def run(self) -> None:
         with self._guard:
-            if self._timer is None:
+            timer, self._timer = self._timer, None
+            if timer is None:
                 return
-            self._timer.cancel()
-            self._timer = None
-            atexit.unregister(self.run)
+            timer.cancel()
+            atexit.unregister(self.at_exit)
+            self._busy.acquire()
         try:
             self.db.checkpoint()
         except Exception:  # noqa: BLE001 - the WAL stays durable; the next writer retries
             log.warning("lazy checkpoint of %s failed", self.db.path, exc_info=True)
+        finally:
+            self._busy.release()
