@@ -95,7 +95,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -255,7 +255,7 @@ class SearchService:
             # Closing a DuckDB connection takes a few ms: off the caller's path (the opener
             # runs it after the open). The read lock is released a moment later, which is
             # all a waiting writer notices.
-            self._opener.submit(read_scope.close)
+            _close_later(self._opener, reading, read_scope)
         timings["rerank"] = elapsed_ms(t0)
         timings["total"] = elapsed_ms(started)
         return SearchResult(text, mode, k, hits, warnings, len(fused), stale, timings)
@@ -328,6 +328,16 @@ class SearchService:
         top = finish(scored, query_terms, found.embedder_name, self.analyzer, k, view_names)
         read.citations(top)
         return [item.hit for item in top], stale
+
+
+def _close_later(opener: Executor, reading: Future[Any], scope: ExitStack) -> None:
+    """Close the read on the opener's thread once it is open; here if the service was closed
+    meanwhile (a connection left to the interpreter's teardown can abort the process)."""
+    try:
+        opener.submit(scope.close)
+    except RuntimeError:  # cannot schedule new futures after shutdown
+        wait([reading])
+        scope.close()
 
 
 class _Inline(Executor):
