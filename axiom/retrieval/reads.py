@@ -3,10 +3,20 @@ status and time of every candidate, the details of the few shown, their citation
 
 Stage and status come from DuckDB at query time (LanceDB's copy would be stale after a
 promotion); a candidate missing here is stale (deleted or not yet projected) and dropped.
+
+`ReadCache` keeps what was read, per document id, for as long as the database's generation
+token (`Database.generation`, which every write unit changes before it touches anything) is
+the one the values were read under: a search over an unchanged store reads DuckDB only for
+ids it has not seen yet, and none at all when every candidate was seen. Any write (an
+approval, a forget, an import) changes the token, and the next search drops the whole
+cache before it serves anything: forgotten text is never served, nor kept.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import duckdb
@@ -17,6 +27,9 @@ from axiom.evidence.citations import first_citations, message_citations
 from axiom.ingest.session_queries import message_texts, message_times, session_starts
 from axiom.retrieval.candidates import Doc
 from axiom.retrieval.scoring import Facts, MessageKey, Scored
+from axiom.store.db import Database
+
+CACHE_LIMIT = 200_000  # ids per map; past it the cache starts over (~100 MB at worst)
 
 
 def read_facts(conn: duckdb.DuckDBPyConnection, docs: list[Doc]) -> dict[str, Facts]:
@@ -101,3 +114,114 @@ def attach_conflicts(conn: duckdb.DuckDBPyConnection, items: list[Scored]) -> No
     partners = open_partners(conn, entry_ids)
     for i in items:
         i.hit.conflicts_with = partners.get(i.hit.entry_id or "", [])
+
+
+@dataclass
+class _Maps:
+    """One generation's reads by document id; None marks an id DuckDB does not have."""
+
+    facts: dict[str, Facts | None] = field(default_factory=dict)
+    details: dict[str, Facts] = field(default_factory=dict)
+    citations: dict[str, str | None] = field(default_factory=dict)
+
+
+class ReadCache:
+    """What searches read from DuckDB, kept while the database's generation is unchanged
+    (one per `SearchService`, shared by its threads)."""
+
+    def __init__(self, limit: int = CACHE_LIMIT) -> None:
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._generation: str | None = None
+        self._maps = _Maps()
+
+    def maps(self, generation: str) -> _Maps:
+        """The maps valid for `generation`; empty ones (the old dropped) if it moved on."""
+        with self._lock:
+            if generation != self._generation:
+                self._generation, self._maps = None, _Maps()
+            return self._maps
+
+    def keep(self, generation: str, update: Callable[[_Maps], None]) -> None:
+        """Record reads made under `generation` (read while the shared lock was held)."""
+        with self._lock:
+            maps = self._maps
+            if (
+                generation != self._generation
+                or max(len(maps.facts), len(maps.details), len(maps.citations)) > self.limit
+            ):
+                self._generation, self._maps = generation, _Maps()
+            update(self._maps)
+
+
+class CachedRead:
+    """One search's reads: from the cache where it holds the id, else through one DuckDB
+    connection, awaited only when some id is missing (`connect`)."""
+
+    def __init__(
+        self, cache: ReadCache, db: Database, connect: Callable[[], duckdb.DuckDBPyConnection]
+    ) -> None:
+        self.cache, self.db, self._connect = cache, db, connect
+        self.maps = cache.maps(db.generation())  # unlocked: only decides what may be served
+        self._conn: duckdb.DuckDBPyConnection | None = None
+        self._generation = ""
+
+    @property
+    def touched(self) -> bool:
+        """Whether this search read DuckDB at all."""
+        return self._conn is not None
+
+    def conn(self) -> duckdb.DuckDBPyConnection:
+        if self._conn is None:
+            self._conn = self._connect()
+            self._generation = self.db.generation()  # under the read's shared lock
+        return self._conn
+
+    def facts(self, docs: list[Doc]) -> dict[str, Facts]:
+        """`read_facts`, from the cache for the ids it holds."""
+        known = self.maps.facts
+        missing = [d for d in docs if d.id not in known]
+        out = {d.id: replace(f) for d in docs if (f := known.get(d.id)) is not None}
+        if missing:
+            found = read_facts(self.conn(), missing)
+            out.update(found)
+            fresh = {d.id: found.get(d.id) for d in missing}
+            self.cache.keep(self._generation, lambda m: m.facts.update(_copies(fresh)))
+        return out
+
+    def details(self, items: list[Scored]) -> None:
+        """`read_details`, from the cache for the ids it holds."""
+        known = self.maps.details
+        missing = [i for i in items if i.hit.id not in known]
+        for i in items:
+            if (cached := known.get(i.hit.id)) is not None:
+                _copy_details(cached, i.fact)
+        if missing:
+            read_details(self.conn(), missing)
+            fresh = {i.hit.id: replace(i.fact) for i in missing}
+            self.cache.keep(self._generation, lambda m: m.details.update(fresh))
+
+    def citations(self, items: list[Scored]) -> None:
+        """`attach_citations`, from the cache for the ids it holds."""
+        known = self.maps.citations
+        missing = [i for i in items if i.hit.id not in known]
+        for i in items:
+            if i.hit.id in known:
+                i.hit.citation = known[i.hit.id]
+        if missing:
+            attach_citations(self.conn(), missing)
+            fresh = {i.hit.id: i.hit.citation for i in missing}
+            self.cache.keep(self._generation, lambda m: m.citations.update(fresh))
+
+
+def _copies(facts: dict[str, Facts | None]) -> dict[str, Facts | None]:
+    return {key: None if f is None else replace(f) for key, f in facts.items()}
+
+
+def _copy_details(source: Facts, target: Facts) -> None:
+    target.entry_type, target.title, target.evidence = (
+        source.entry_type,
+        source.title,
+        source.evidence,
+    )
+    target.role, target.text, target.meta = source.role, source.text, source.meta

@@ -95,13 +95,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from contextlib import ExitStack, suppress
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import duckdb
 import numpy as np
 
 from axiom.config import AxiomConfig
@@ -124,7 +123,7 @@ from axiom.retrieval.query import (
     validate_options,
     validate_query,
 )
-from axiom.retrieval.reads import attach_citations, attach_conflicts, read_details, read_facts
+from axiom.retrieval.reads import CachedRead, ReadCache, attach_conflicts
 from axiom.retrieval.results import SearchHit, SearchResult
 from axiom.retrieval.scoring import detail_pool, finish, rerank
 from axiom.store.db import Database
@@ -179,12 +178,21 @@ class SearchService:
         self.per_source = per_source
         self.candidates = CandidateSource(store, per_source, nprobes)
         self.query_embedder = QueryEmbedder(embedder, store.embedding_version, cache_size)
+        self.reads = ReadCache()  # DuckDB reads, kept while the store is unchanged
         # A thread that opens the DuckDB read and runs the full-text query beside query
         # embedding + kNN in the caller's thread; 0 runs everything in the caller's thread.
         # On 2 cores more threads only fight over them (measured at 100k entries: p50
         # 95 ms with 1 thread, 101-108 ms with 2-3, 112 ms inline).
         self._pool: Executor = (
             ThreadPoolExecutor(max_workers=workers, thread_name_prefix="axiom-search")
+            if workers > 0
+            else _Inline()
+        )
+        # The DuckDB read opens (and closes) on a thread of its own, so a search whose every
+        # candidate is cached (`ReadCache`) never waits for it, even while a writer holds
+        # the lock and the open is stuck behind it.
+        self._opener: Executor = (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="axiom-duckdb-open")
             if workers > 0
             else _Inline()
         )
@@ -203,6 +211,7 @@ class SearchService:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
+        self._opener.shutdown(wait=False)
 
     def embedder(self) -> Embedder:
         """The query embedder, loaded on first use; `SearchUnavailable` if it cannot load."""
@@ -228,10 +237,12 @@ class SearchService:
         now = now or datetime.now(UTC).replace(tzinfo=None)
         timings: dict[str, float] = {}
         table = self.candidates.table()
-        # Open the DuckDB read (~12 ms: connect and catalog) while LanceDB works.
+        # Open the DuckDB read (~12 ms: connect and catalog) while LanceDB works; it is
+        # only waited for if the cache lacks a candidate (`CachedRead`).
         read_scope = ExitStack()
-        reading = self._pool.submit(read_scope.enter_context, self.db.read())
+        reading = self._opener.submit(read_scope.enter_context, self.db.read())
         try:
+            read = CachedRead(self.reads, self.db, reading.result)
             query_terms = self.analyzer(text)
             found = self._candidates(table, text, query_terms, mode, kinds, warnings, timings)
             view_names = MODE_VIEWS[mode if found.use_dense or mode != "hybrid" else "fts"]
@@ -239,14 +250,12 @@ class SearchService:
             fused = fuse(found.views, view_names, fusion)
             timings["fuse"] = elapsed_ms(t0)
             t0 = time.perf_counter()
-            conn = reading.result()  # one short read: stage/status, messages, citations
-            hits, stale = self._rank(conn, fused, found, set(query_terms), k, view_names, now)
+            hits, stale = self._rank(read, fused, found, set(query_terms), k, view_names, now)
         finally:
-            with suppress(Exception):  # raised above already, or nothing to close
-                reading.result()
-            # Closing a DuckDB connection takes a few ms: off the caller's path. The read
-            # lock is released a moment later, which is all a waiting writer notices.
-            self._pool.submit(read_scope.close)
+            # Closing a DuckDB connection takes a few ms: off the caller's path (the opener
+            # runs it after the open). The read lock is released a moment later, which is
+            # all a waiting writer notices.
+            _close_later(self._opener, reading, read_scope)
         timings["rerank"] = elapsed_ms(t0)
         timings["total"] = elapsed_ms(started)
         return SearchResult(text, mode, k, hits, warnings, len(fused), stale, timings)
@@ -299,7 +308,7 @@ class SearchService:
 
     def _rank(
         self,
-        conn: duckdb.DuckDBPyConnection,
+        read: CachedRead,
         fused: list[FusedHit],
         found: _Candidates,
         query_terms: set[str],
@@ -307,19 +316,30 @@ class SearchService:
         view_names: Sequence[str],
         now: datetime,
     ) -> tuple[list[SearchHit], int]:
-        """Steps 3-5 over one DuckDB read: rerank, match and tier, citations; and the
-        number of stale candidates dropped."""
+        """Steps 3-5 over one DuckDB read (or the cache): rerank, match and tier,
+        citations; and the number of stale candidates dropped."""
         if not fused:
             return [], 0
-        facts = read_facts(conn, [found.docs[str(h.id)] for h in fused])
+        facts = read.facts([found.docs[str(h.id)] for h in fused])
         scored, stale = rerank(fused, found.docs, facts, now)
         if not scored:
             return [], stale
-        read_details(conn, detail_pool(scored, query_terms, found.embedder_name, k))
+        read.details(detail_pool(scored, query_terms, found.embedder_name, k))
         top = finish(scored, query_terms, found.embedder_name, self.analyzer, k, view_names)
-        attach_citations(conn, top)
-        attach_conflicts(conn, top)
+        read.citations(top)
+        if any(item.hit.status == "contested" for item in top):
+            attach_conflicts(read.conn(), top)  # rare: never cached, always current
         return [item.hit for item in top], stale
+
+
+def _close_later(opener: Executor, reading: Future[Any], scope: ExitStack) -> None:
+    """Close the read on the opener's thread once it is open; here if the service was closed
+    meanwhile (a connection left to the interpreter's teardown can abort the process)."""
+    try:
+        opener.submit(scope.close)
+    except RuntimeError:  # cannot schedule new futures after shutdown
+        wait([reading])
+        scope.close()
 
 
 class _Inline(Executor):

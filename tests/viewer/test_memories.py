@@ -439,6 +439,7 @@ def test_the_navigation_links_every_area(client, site):
         "Tasks",
         "Conflicts",
         "Decisions",
+        "Builds",
         "Import",
         "API docs",
     ]

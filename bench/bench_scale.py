@@ -1,0 +1,201 @@
+"""The scale curve: bulk import, search and page latency at 10k, 100k and 1M entries.
+
+    python bench/bench_scale.py [--quick] [--full] [--queries 100] [--json OUT]
+
+`--quick` measures 10,000 entries only; the default 10,000 and 100,000; `--full` adds
+1,000,000 (about 1.5 GB of disk and several minutes of loading). For each size, in a fresh
+data dir, bench_search.py's synthetic entries (Zipf vocabulary, every stage and status,
+one citation each, random unit vectors) are loaded by the bulk path: one Arrow insert
+into DuckDB (`entries`, `citations`), LanceDB upserts of 20,000 rows, the FTS index, and
+from 50,000 rows the IVF_FLAT index the outbox writer builds. Then:
+
+* search: `--queries` distinct queries through `SearchService.search(k=10, hybrid)`, the
+  real query embedding included (target: p95 < 150 ms at 1M);
+* page: the real web server (`manage.py runserver`) serving `/entries/?page=N` (the memory
+  browser, 50 rows a page, random pages) and `/entries/<id>/` of a random entry, over HTTP.
+
+Reported per size: the load time (items/s), search p50/p95, page p50/p95, and the growth
+from the smallest size: cost ratio / size ratio (<= 1 means no worse than linear).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+for p in (str(ROOT), str(BENCH)):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+from bench_search import (  # noqa: E402
+    _zipf_words,
+    measure,
+    synthetic_entries,
+    write_duckdb,
+    write_lance,
+)
+from soak_db import get, machine, summarize, web_server  # noqa: E402
+
+from axiom.config import AxiomConfig  # noqa: E402
+from axiom.retrieval.search import SearchService  # noqa: E402
+from axiom.store.db import Database  # noqa: E402
+from axiom.store.migrate import migrate  # noqa: E402
+from axiom.vectors.config import configured_embedder, embedding_version_of  # noqa: E402
+from axiom.vectors.lance_store import LanceStore  # noqa: E402
+
+IVF_MIN_ROWS = 50_000
+
+
+def load(base: Path, n: int, embedder: Any) -> tuple[float, LanceStore, Database]:
+    """The bulk path: DuckDB, LanceDB, FTS and (from 50k) the IVF index; seconds taken."""
+    config = AxiomConfig(data_dir=base)
+    db = Database(config.duckdb_path)
+    migrate(db)
+    started = time.perf_counter()
+    entries = synthetic_entries(n)
+    write_duckdb(db, entries)
+    store = LanceStore(config.lancedb_dir, embedding_version_of(embedder), embedder.dim)
+    write_lance(store, entries)
+    if n >= IVF_MIN_ROWS:
+        with store.writer_lock():
+            store.ensure_vector_index(min_rows=IVF_MIN_ROWS)
+    return time.perf_counter() - started, store, db
+
+
+def pages(base: Path, n: int, requests: int) -> dict[str, Any]:
+    """Entry list pages and entry details over HTTP from the real web server."""
+    rng = random.Random(n)
+    latencies: list[float] = []
+    with web_server(base, base / "web.log") as (url, _server):
+        get(f"{url}/entries/")  # warm-up
+        for i in range(requests):
+            path = (
+                f"/entries/?page={rng.randint(1, max(1, n // 50))}"
+                if i % 2 == 0
+                else f"/entries/ent_{rng.randrange(n):07d}/"
+            )
+            started = time.perf_counter()
+            get(url + path)
+            latencies.append((time.perf_counter() - started) * 1000)
+    return summarize(latencies)
+
+
+def run_size(n: int, args: argparse.Namespace, embedder: Any) -> dict[str, Any]:
+    base = Path(tempfile.mkdtemp(prefix="axiom-scale-"))
+    try:
+        load_s, store, db = load(base, n, embedder)
+        print(f"\n{n:,} entries loaded in {load_s:.1f}s", flush=True)
+        rng = random.Random(1000 + n)
+        queries = [" ".join(_zipf_words(rng, rng.randint(3, 6))) for _ in range(args.queries)]
+        service = SearchService(db, store, embedder, cache_size=0)
+        search = measure(service, queries, 10)
+        service.close()
+        page = pages(base, n, args.pages)
+        row = {"entries": n, "load_s": round(load_s, 1), "search": search, "page": page}
+        print(json.dumps(row), flush=True)
+        return row
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Cost ratio over size ratio against the smallest size, per measure."""
+    first = rows[0]
+    out = []
+    for r in rows[1:]:
+        size = r["entries"] / first["entries"]
+        out.append(
+            {
+                "entries": r["entries"],
+                "size_ratio": size,
+                "load": round(r["load_s"] / first["load_s"] / size, 3),
+                "search_p95": round(r["search"]["p95_ms"] / first["search"]["p95_ms"] / size, 3),
+                "page_p95": round(r["page"]["p95"] / first["page"]["p95"] / size, 3),
+            }
+        )
+    return out
+
+
+def protocol_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for r in rows:
+        n = r["entries"]
+        p95 = r["search"]["p95_ms"]
+        out += [
+            {"metric": f"load {n:,} entries", "unit": "items/s", "median": None, "p95": None,
+             "value": round(n / r["load_s"]), "reference": None, "ratio": None,
+             "target": None, "met": None},
+            {"metric": f"search at {n:,} entries", "unit": "ms",
+             "median": r["search"]["p50_ms"], "p95": p95, "value": None, "reference": None,
+             "ratio": None, "target": "p95 < 150 ms" if n >= 1_000_000 else None,
+             "met": p95 < 150 if n >= 1_000_000 else None},
+            {"metric": f"page at {n:,} entries", "unit": "ms", "median": r["page"]["p50"],
+             "p95": r["page"]["p95"], "value": None, "reference": None, "ratio": None,
+             "target": None, "met": None},
+        ]  # fmt: skip
+    for g in growth(rows):
+        for what in ("load", "search_p95", "page_p95"):
+            out.append(
+                {"metric": f"{what} growth to {g['entries']:,} (cost ratio / size ratio)",
+                 "unit": "x", "median": None, "p95": None, "value": g[what], "reference": None,
+                 "ratio": g[what], "target": "<= 1 (no worse than linear)",
+                 "met": g[what] <= 1.0}
+            )  # fmt: skip
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="10,000 entries only")
+    ap.add_argument("--full", action="store_true", help="also 1,000,000 entries")
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--pages", type=int, default=60)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    sizes = [10_000] if args.quick else [10_000, 100_000] + ([1_000_000] if args.full else [])
+    if args.quick:
+        args.queries, args.pages = 30, 20
+    os.environ.setdefault("AXIOM_EMBEDDER", "e5")
+    embedder = configured_embedder()
+    rows = [run_size(n, args, embedder) for n in sizes]
+    load_avg = [round(x, 2) for x in os.getloadavg()]
+    print("\n  entries  load s  items/s  search p50/p95 ms  page p50/p95 ms")
+    for r in rows:
+        print(
+            f"{r['entries']:>9,} {r['load_s']:>7} {r['entries'] / r['load_s']:>8.0f}"
+            f"  {r['search']['p50_ms']:>7} / {r['search']['p95_ms']:<7}"
+            f"  {r['page']['p50']:>6} / {r['page']['p95']}"
+        )
+    for g in growth(rows):
+        print(f"growth to {g['entries']:,} (cost ratio / size ratio): {json.dumps(g)}")
+    print(f"load average {load_avg}")
+    if args.json:
+        out = {
+            "benchmark": "scale",
+            "params": {
+                "sizes": sizes,
+                "queries": args.queries,
+                "pages": args.pages,
+                "embedder": embedding_version_of(embedder),
+                "machine": machine(),
+                "load_average": load_avg,
+            },
+            "rows": rows,
+            "results": protocol_rows(rows),
+        }
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
