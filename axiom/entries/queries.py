@@ -333,3 +333,15 @@ def ageing_entries(conn: duckdb.DuckDBPyConnection, stages: Sequence[str]) -> li
         if to in order and order[to] > order.get(peaks[eid], -1):
             peaks[eid] = to
     return [AgeingEntry(r[0], r[1], r[2], peaks[r[0]], r[3]) for r in rows]
+
+
+def entry_subjects(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, str]:
+    """entry_id -> its stated subject, for the existing entries of `entry_ids` that name one."""
+    if not entry_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT entry_id, subject FROM entries"
+        " WHERE entry_id IN (SELECT unnest(?)) AND subject IS NOT NULL",
+        [entry_ids],
+    ).fetchall()
+    return dict(rows)

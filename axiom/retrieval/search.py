@@ -127,6 +127,7 @@ from axiom.retrieval.query import (
 from axiom.retrieval.reads import attach_citations, read_details, read_facts
 from axiom.retrieval.results import SearchHit, SearchResult
 from axiom.retrieval.scoring import detail_pool, finish, rerank
+from axiom.retrieval.subjects import apply_question_cues
 from axiom.store.db import Database
 from axiom.vectors.config import (
     configured_dim,
@@ -240,7 +241,9 @@ class SearchService:
             timings["fuse"] = elapsed_ms(t0)
             t0 = time.perf_counter()
             conn = reading.result()  # one short read: stage/status, messages, citations
-            hits, stale = self._rank(conn, fused, found, set(query_terms), k, view_names, now)
+            hits, stale = self._rank(
+                conn, fused, found, (text, set(query_terms)), k, view_names, now
+            )
         finally:
             with suppress(Exception):  # raised above already, or nothing to close
                 reading.result()
@@ -302,19 +305,22 @@ class SearchService:
         conn: duckdb.DuckDBPyConnection,
         fused: list[FusedHit],
         found: _Candidates,
-        query_terms: set[str],
+        query: tuple[str, set[str]],
         k: int,
         view_names: Sequence[str],
         now: datetime,
     ) -> tuple[list[SearchHit], int]:
-        """Steps 3-5 over one DuckDB read: rerank, match and tier, citations; and the
-        number of stale candidates dropped."""
+        """Steps 3-5 over one DuckDB read: rerank (with the question's cues: who it names,
+        whether it asks when), match and tier, citations; and the number of stale
+        candidates dropped. `query` is the text and its analyzed terms."""
         if not fused:
             return [], 0
         facts = read_facts(conn, [found.docs[str(h.id)] for h in fused])
         scored, stale = rerank(fused, found.docs, facts, now)
         if not scored:
             return [], stale
+        text, query_terms = query
+        apply_question_cues(conn, scored, text)
         read_details(conn, detail_pool(scored, query_terms, found.embedder_name, k))
         top = finish(scored, query_terms, found.embedder_name, self.analyzer, k, view_names)
         attach_citations(conn, top)
