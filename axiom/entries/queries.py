@@ -472,3 +472,15 @@ def list_entry_groups(
         if member:
             entry.members.append(rows[member])
     return list(groups.values())
+
+
+def entry_subjects(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, str]:
+    """entry_id -> its stated subject, for the existing entries of `entry_ids` that name one."""
+    if not entry_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT entry_id, subject FROM entries"
+        " WHERE entry_id IN (SELECT unnest(?)) AND subject IS NOT NULL",
+        [entry_ids],
+    ).fetchall()
+    return dict(rows)

@@ -118,6 +118,8 @@ class Numbers:
     age_days: float | None
     recency: float
     final: float
+    subject: float = 1.0  # `axiom.retrieval.subjects`: the question names who it is about
+    time: float = 1.0  # the question asks when and the candidate says when
 
 
 @dataclass
@@ -268,6 +270,8 @@ def breakdown(item: Scored, view_names: Sequence[str]) -> dict[str, Any]:
         "status_penalty": n.status_penalty,
         "age_days": None if n.age_days is None else round(n.age_days, 2),
         "recency": round_or_none(n.recency),
+        "subject_boost": n.subject,
+        "time_boost": n.time,
         "final": round_or_none(n.final),
     }
 

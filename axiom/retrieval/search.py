@@ -30,7 +30,7 @@ One query runs through five steps; every hit carries the numbers of each (its *b
 3. **Rerank.** `relevance` = the fused score min-max scaled over the candidate pool (the
    best candidate 1.0, the worst 0.0), then
 
-       score = relevance x stage_weight x status_penalty x recency
+       score = relevance x stage_weight x status_penalty x recency x subject x time
 
    * stage weight: certified 1.00 > verified 0.95 > candidate 0.85 > working 0.75 > raw
      0.60; a raw message 0.90 — it is the verbatim source, so it ranks above unchecked
@@ -43,6 +43,10 @@ One query runs through five steps; every hit carries the numbers of each (its *b
      old answer under a vaguely related new one. A message's time is its own timestamp,
      else its session's start; an entry's is its session's start (when it was said, not
      when the pipeline extracted it), else its creation.
+
+   * subject and time (`axiom.retrieval.subjects`): x1.3 for a candidate said by, or a
+     fact entry about, a person the query names; x1.2, for a *when* question, for one
+     whose text says when; 1.0 otherwise (and no read when the query has neither cue).
 
    Stage and status are read from DuckDB `entries` at query time (the copy in LanceDB
    would be stale after a promotion); a LanceDB row whose entry or message no longer
@@ -77,8 +81,9 @@ One query runs through five steps; every hit carries the numbers of each (its *b
 
 Latency (bench/bench_search.py, 2 shared cores, k=10): p50/p95 64/81 ms at 10k entries,
 75/95 ms at 100k with the IVF index (147/227 ms with exact kNN). Quality (`python -m
-axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.68,
-MRR 0.54; fts 0.63/0.52; vector 0.54/0.43; hybrid with RRF 0.61/0.50.
+axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.72,
+MRR 0.59 (0.69/0.54 without the subject and time cues); README, "Measured: retrieval
+quality".
 
 The code, one module per step: `query` (what may be asked, errors), `candidates` (step 1,
 LanceDB), `embedding` (the query embedder and its cache), `fusion` (step 2), `scoring`
@@ -126,6 +131,7 @@ from axiom.retrieval.query import (
 from axiom.retrieval.reads import CachedRead, ReadCache, attach_conflicts
 from axiom.retrieval.results import SearchHit, SearchResult
 from axiom.retrieval.scoring import detail_pool, finish, rerank
+from axiom.retrieval.subjects import apply_question_cues
 from axiom.store.db import Database
 from axiom.vectors.config import (
     configured_dim,
@@ -250,7 +256,9 @@ class SearchService:
             fused = fuse(found.views, view_names, fusion)
             timings["fuse"] = elapsed_ms(t0)
             t0 = time.perf_counter()
-            hits, stale = self._rank(read, fused, found, set(query_terms), k, view_names, now)
+            hits, stale = self._rank(
+                read, fused, found, (text, set(query_terms)), k, view_names, now
+            )
         finally:
             # Closing a DuckDB connection takes a few ms: off the caller's path (the opener
             # runs it after the open). The read lock is released a moment later, which is
@@ -311,19 +319,22 @@ class SearchService:
         read: CachedRead,
         fused: list[FusedHit],
         found: _Candidates,
-        query_terms: set[str],
+        query: tuple[str, set[str]],
         k: int,
         view_names: Sequence[str],
         now: datetime,
     ) -> tuple[list[SearchHit], int]:
-        """Steps 3-5 over one DuckDB read (or the cache): rerank, match and tier,
-        citations; and the number of stale candidates dropped."""
+        """Steps 3-5 over one DuckDB read (or the cache): rerank (with the question's cues:
+        who it names, whether it asks when), match and tier, citations; and the number of
+        stale candidates dropped. `query` is the text and its analyzed terms."""
         if not fused:
             return [], 0
         facts = read.facts([found.docs[str(h.id)] for h in fused])
         scored, stale = rerank(fused, found.docs, facts, now)
         if not scored:
             return [], stale
+        text, query_terms = query
+        apply_question_cues(read.conn, scored, text)
         read.details(detail_pool(scored, query_terms, found.embedder_name, k))
         top = finish(scored, query_terms, found.embedder_name, self.analyzer, k, view_names)
         read.citations(top)

@@ -105,6 +105,17 @@ def indexed(
         transcript("deploy", DEPLOY_SESSION, "2026-03-05T09:00:00"),
         transcript("ko", KOREAN_SESSION, "2026-03-07T09:00:00"),
     ]
+    yield from serve(tmp_path, db, store, embedder, sessions)
+
+
+def serve(
+    tmp_path: Path,
+    db: Database,
+    store: LanceStore,
+    embedder: HashEmbedder,
+    sessions: Sequence[Transcript],
+) -> Iterator[SearchService]:
+    """Import, process and embed `sessions`; yield a service over them, closed after."""
     ingest_transcripts(db, sessions)
     pipeline = Pipeline(extractor=RuleExtractor(), workdir=tmp_path / "idris")
     for t in sessions:
