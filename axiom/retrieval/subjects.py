@@ -20,7 +20,7 @@ was measured on the LoCoMo dev files (README, "Measured: retrieval quality").
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import duckdb
 
