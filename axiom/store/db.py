@@ -21,6 +21,7 @@ call a model while holding the lock).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import time
@@ -33,6 +34,25 @@ import duckdb
 
 class DatabaseMissing(RuntimeError):
     """Raised when a reader arrives before anything created and migrated the database."""
+
+
+class OutOfSpace(OSError):
+    """The disk holding the database is full. DuckDB rolls the failed transaction back
+    whole, so nothing of it is stored; the person running Axiom must free space, then run
+    the same work again (imports and tasks skip what is already stored)."""
+
+
+NO_SPACE = "No space left on device"
+
+
+def out_of_space(path: Path, exc: BaseException) -> OutOfSpace:
+    """The error to raise for `exc`, a DuckDB failure to write `path` for want of space."""
+    return OutOfSpace(
+        errno.ENOSPC,
+        f"the disk holding {path.parent} is full ({NO_SPACE}); the write in progress was"
+        " rolled back. Free some space, then run the same command again: what is already"
+        " stored is skipped",
+    )
 
 
 class Database:
@@ -88,14 +108,19 @@ class Database:
     def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A read-write connection inside one transaction, committed on success."""
         with self._locked(fcntl.LOCK_EX):
-            conn = duckdb.connect(str(self.path))
             try:
-                conn.execute("BEGIN TRANSACTION")
+                conn = duckdb.connect(str(self.path))
                 try:
-                    yield conn
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-            finally:
-                conn.close()
+                    conn.execute("BEGIN TRANSACTION")
+                    try:
+                        yield conn
+                    except BaseException:
+                        conn.execute("ROLLBACK")
+                        raise
+                    conn.execute("COMMIT")
+                finally:
+                    conn.close()
+            except duckdb.Error as exc:
+                if NO_SPACE in str(exc):
+                    raise out_of_space(self.path, exc) from exc
+                raise
