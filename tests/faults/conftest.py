@@ -7,6 +7,8 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def _load_queue_fixtures() -> Any:
     path = Path(__file__).resolve().parents[1] / "queue" / "conftest.py"
@@ -22,3 +24,10 @@ broker = _queue.broker
 celery_app = _queue.celery_app
 celery_process = _queue.celery_process
 wait_for = _queue.wait_for
+
+
+@pytest.fixture(autouse=True)
+def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The processes under test run with AXIOM_EMBEDDER=none (full text, no model); so does
+    this one, whose rebuilds queue outbox jobs for the configured embedder too."""
+    monkeypatch.setenv("AXIOM_EMBEDDER", "none")
