@@ -18,7 +18,7 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    `mode="hybrid"` all four. A context row stands for its message: a reply ("Yes, last
    summer!") is found through the turn it answers. Each modality is one LanceDB query
    (`2 x PER_SOURCE` rows) split into its two views by `kind`; the full-text query runs in
-   a thread beside query embedding + kNN, and a third opens the DuckDB read meanwhile.
+   a thread beside query embedding + kNN; the DuckDB read follows, in the caller's thread.
 
 2. **Fusion.** `blend(views, norm="zscore")` with equal weights (`axiom.retrieval.fusion`):
    each view's scores become z-scores over that view's own candidates, a document a view
@@ -96,7 +96,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -179,7 +178,7 @@ class SearchService:
         self.per_source = per_source
         self.candidates = CandidateSource(store, per_source, nprobes)
         self.query_embedder = QueryEmbedder(embedder, store.embedding_version, cache_size)
-        # A thread that opens the DuckDB read and runs the full-text query beside query
+        # A thread that runs the full-text query beside query
         # embedding + kNN in the caller's thread; 0 runs everything in the caller's thread.
         # On 2 cores more threads only fight over them (measured at 100k entries: p50
         # 95 ms with 1 thread, 101-108 ms with 2-3, 112 ms inline).
@@ -228,25 +227,19 @@ class SearchService:
         now = now or datetime.now(UTC).replace(tzinfo=None)
         timings: dict[str, float] = {}
         table = self.candidates.table()
-        # Open the DuckDB read (~12 ms: connect and catalog) while LanceDB works.
-        read_scope = ExitStack()
-        reading = self._pool.submit(read_scope.enter_context, self.db.read())
-        try:
-            query_terms = self.analyzer(text)
-            found = self._candidates(table, text, query_terms, mode, kinds, warnings, timings)
-            view_names = MODE_VIEWS[mode if found.use_dense or mode != "hybrid" else "fts"]
-            t0 = time.perf_counter()
-            fused = fuse(found.views, view_names, fusion)
-            timings["fuse"] = elapsed_ms(t0)
-            t0 = time.perf_counter()
-            conn = reading.result()  # one short read: stage/status, messages, citations
+        query_terms = self.analyzer(text)
+        found = self._candidates(table, text, query_terms, mode, kinds, warnings, timings)
+        view_names = MODE_VIEWS[mode if found.use_dense or mode != "hybrid" else "fts"]
+        t0 = time.perf_counter()
+        fused = fuse(found.views, view_names, fusion)
+        timings["fuse"] = elapsed_ms(t0)
+        t0 = time.perf_counter()
+        # The DuckDB read is opened and closed in this thread, never on the shared pool: a
+        # lock taken there waits (behind a writer at the turnstile) while the release of
+        # another search's read waits in the pool's queue behind it - a deadlock seen in
+        # bench/soak.py with a hook and a page searching while the importer wrote.
+        with self.db.read() as conn:  # one short read: stage/status, messages, citations
             hits, stale = self._rank(conn, fused, found, set(query_terms), k, view_names, now)
-        finally:
-            with suppress(Exception):  # raised above already, or nothing to close
-                reading.result()
-            # Closing a DuckDB connection takes a few ms: off the caller's path. The read
-            # lock is released a moment later, which is all a waiting writer notices.
-            self._pool.submit(read_scope.close)
         timings["rerank"] = elapsed_ms(t0)
         timings["total"] = elapsed_ms(started)
         return SearchResult(text, mode, k, hits, warnings, len(fused), stale, timings)
