@@ -1,7 +1,8 @@
 """Alignment time per quote: EvidenceAligner (exact / normalized / fuzzy) vs a naive aligner.
 
     python bench/bench_align.py                 # table
-    python bench/bench_align.py --runs 500 --json
+    python bench/bench_align.py --runs 500 --json out.json
+    python bench/bench_align.py --quick         # smoke run (bench/run --quick)
     python bench/bench_align.py --naive-chars 0 # skip the slow naive baseline
 
 Builds a deterministic 20,000-character message of English prose (seeded), takes a
@@ -32,7 +33,6 @@ windows (its cost is linear in that); its "p95" column is the slowest run.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
@@ -46,6 +46,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import rapidfuzz  # noqa: E402
+from protocol import result, write_json  # noqa: E402 - bench/protocol.py, beside this script
 from rapidfuzz import fuzz  # noqa: E402
 
 from axiom.evidence.aligner import EvidenceAligner, EvidenceQuote, normalize  # noqa: E402
@@ -192,8 +193,11 @@ def main(argv: list[str] | None = None) -> int:
         help="excerpt length for the naive aligner; 0 skips it (1000)",
     )
     parser.add_argument("--naive-runs", type=int, default=3, help="naive runs (3)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--quick", action="store_true", help="20 runs, a 400-char naive excerpt")
+    parser.add_argument("--json", type=Path, help="write the bench protocol's JSON here")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.naive_chars, args.naive_runs = 20, 400, 1
 
     rng = random.Random(SEED)
     message = build_message(rng, WORDS)
@@ -273,10 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         }
 
     report = {"machine": machine_info(), "results": rows, "naive": naive}
-    if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-        return 0
-
+    params = {"runs": args.runs, "message_chars": MESSAGE_CHARS, "quote_chars": QUOTE_CHARS}
+    write_json(args.json, "align", params, protocol_results(rows, naive))
     info = report["machine"]
     print(
         f"python {info['python']} ({info['implementation']}) · {info['platform']}\n"  # type: ignore[index]
@@ -312,6 +314,24 @@ def main(argv: list[str] | None = None) -> int:
             f"{float(naive['extrapolated_20k_ms']) / 1000:.1f} s per quote"  # type: ignore[arg-type]
         )
     return 0
+
+
+def protocol_results(
+    rows: list[dict[str, object]], naive: dict[str, object] | None
+) -> list[dict[str, object]]:
+    """Per case median/p95 per quote; the fuzzy English case against the naive aligner's
+    time extrapolated to the same message (ratio = how many times faster)."""
+    naive_ms = float(naive["extrapolated_20k_ms"]) if naive else None  # type: ignore[arg-type]
+    out = []
+    for row in rows:
+        median, p95_ms = float(row["median_ms"]), float(row["p95_ms"])  # type: ignore[arg-type]
+        entry = result(f"align {row['case']}", "ms", [median, p95_ms])
+        entry.update(median=median, p95=p95_ms)
+        if row["case"] == "fuzzy (english)" and naive_ms:
+            entry.update(reference=naive_ms, ratio=naive_ms / median, target="p95 < 5 ms")
+            entry["met"] = p95_ms < 5
+        out.append(entry)
+    return out
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Wall-clock time of each Claude Code hook command, interpreter start included.
 
-    python bench/bench_hooks.py [--runs 5] [--data-dir DIR] [--service]
+    python bench/bench_hooks.py [--runs 5] [--data-dir DIR] [--service] [--quick] [--json OUT]
 
 Runs each command exactly as `hooks install` writes it (a shell, Claude Code's hook JSON
 on stdin) against DIR (default: a fresh temporary data dir with the sample session
@@ -32,6 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from protocol import result, write_json  # noqa: E402 - bench/protocol.py, beside this script
 
 from axiom.hooks.install import EVENT_COMMANDS, hook_command  # noqa: E402
 
@@ -73,7 +75,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--data-dir", type=Path)
     parser.add_argument("--service", action="store_true", help="hooks POST to a live service")
+    parser.add_argument("--quick", action="store_true", help="2 runs per hook")
+    parser.add_argument("--json", type=Path, help="write the bench protocol's JSON here")
     args = parser.parse_args()
+    if args.quick:
+        args.runs = 2
     data_dir = args.data_dir or Path(tempfile.mkdtemp()) / "data"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AXIOM_PORT": str(_free_port())}
     if args.data_dir is None:
@@ -85,7 +91,7 @@ def main() -> int:
         )
     server = start_service(data_dir, int(env["AXIOM_PORT"]), env) if args.service else None
     try:
-        run_hooks(args.runs, data_dir, env)
+        results = run_hooks(args.runs, data_dir, env)
     finally:
         if server is not None:
             os.killpg(server.pid, signal.SIGTERM)
@@ -95,10 +101,14 @@ def main() -> int:
     print(
         f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores"
     )
+    params = {"runs": args.runs, "service": args.service, "spooled": spooled}
+    write_json(args.json, "hooks", params, results)
     return 0
 
 
-def run_hooks(runs: int, data_dir: Path, env: dict[str, str]) -> None:
+def run_hooks(runs: int, data_dir: Path, env: dict[str, str]) -> list[dict[str, object]]:
+    """Each hook `runs` times; per hook the wall and CPU seconds (target: under 1 s)."""
+    results = []
     for event in EVENT_COMMANDS:
         body = json.dumps(
             {
@@ -129,6 +139,16 @@ def run_hooks(runs: int, data_dir: Path, env: dict[str, str]) -> None:
             f"{event:<17} wall median {statistics.median(times):.3f} s max {max(times):.3f} s"
             f"  cpu median {statistics.median(cpu):.3f} s max {max(cpu):.3f} s"
         )
+        wall_ms, cpu_ms = [t * 1000 for t in times], [c * 1000 for c in cpu]
+        results += [
+            result(
+                f"hook {event} wall", "ms", wall_ms, target="p95 < 1000 ms", met=max(wall_ms) < 1000
+            ),  # fmt: skip
+            result(
+                f"hook {event} cpu", "ms", cpu_ms, target="p95 < 1000 ms", met=max(cpu_ms) < 1000
+            ),  # fmt: skip
+        ]
+    return results
 
 
 if __name__ == "__main__":

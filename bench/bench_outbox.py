@@ -2,7 +2,8 @@
 
     python bench/bench_outbox.py                      # 10,000 items, the configured batch size
     python bench/bench_outbox.py -n 2000 --batch-size 16,64,256   # compare batch sizes
-    python bench/bench_outbox.py --json out.json
+    python bench/bench_outbox.py --json out.json      # the bench protocol's JSON
+    python bench/bench_outbox.py --quick              # 300 items (bench/run --quick)
 
 Builds N synthetic items in a fresh temporary data dir — 90 % messages (sessions of 50
 turns, 40-400 characters, English with some Korean) and 10 % entries (appended as
@@ -18,7 +19,6 @@ during the drain). The machine is shared: the load average is printed with every
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import resource
@@ -31,6 +31,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from protocol import result, write_json  # noqa: E402 - bench/protocol.py, beside this script
 
 _WORDS_TEXT = """
     the writer embeds queued items into lancedb after duckdb commits the event and marks
@@ -220,8 +222,11 @@ def main() -> int:
     parser.add_argument(
         "--threads", type=int, help="torch threads (default: the writer's, AXIOM_EMBED_THREADS)"
     )
-    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--quick", action="store_true", help="300 items")
+    parser.add_argument("--json", type=Path, help="write the bench protocol's JSON here")
     args = parser.parse_args()
+    if args.quick:
+        args.n = 300
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
     from axiom.outbox.service import apply_embed_threads, configured_embed_threads
@@ -246,28 +251,49 @@ def main() -> int:
 
     sizes = args.batch_size or str(configured_batch_size())
     for size in (int(s) for s in sizes.split(",")):
-        result = run(args.n, size, embedder)
-        results.append(result)
-        share = "  ".join(f"{k} {v:.0%}" for k, v in result["share"].items())
+        measured = run(args.n, size, embedder)
+        results.append(measured)
+        share = "  ".join(f"{k} {v:.0%}" for k, v in measured["share"].items())
         print(
-            f"\nbatch {size}: {result['n']} items ({result['messages']} messages, avg"
-            f" {result['avg_message_chars']} chars; {result['entries']} entries)"
-            f"\n  drain {result['drain_s']}s = {result['items_per_s']} items/s end to end;"
-            f" embedding {result['embed_texts_per_s']} texts/s"
-            f" ({result['texts_embedded']} texts, {result['rows']} LanceDB rows)"
-            f"\n  {result['batches']} batches: p50 {result['batch_p50_ms']} ms,"
-            f" p95 {result['batch_p95_ms']} ms, max {result['batch_max_ms']} ms; {share}"
-            f"\n  index upkeep {result['upkeep_s']}s ({result['optimized']} optimize runs);"
-            f" afterwards FTS {result['fts_query_ms']} ms, kNN {result['knn_query_ms']} ms"
-            f"\n  RSS {result['rss_before_drain_mb']} MB before the drain,"
-            f" {result['rss_after_drain_mb']} MB after, peak during the drain"
-            f" {result['rss_drain_peak_mb']} MB (whole process incl. building the data:"
-            f" {result['rss_process_peak_mb']} MB); load average {result['load_average'][0]}"
-            f" → {result['load_average'][1]}"
+            f"\nbatch {size}: {measured['n']} items ({measured['messages']} messages, avg"
+            f" {measured['avg_message_chars']} chars; {measured['entries']} entries)"
+            f"\n  drain {measured['drain_s']}s = {measured['items_per_s']} items/s end to end;"
+            f" embedding {measured['embed_texts_per_s']} texts/s"
+            f" ({measured['texts_embedded']} texts, {measured['rows']} LanceDB rows)"
+            f"\n  {measured['batches']} batches: p50 {measured['batch_p50_ms']} ms,"
+            f" p95 {measured['batch_p95_ms']} ms, max {measured['batch_max_ms']} ms; {share}"
+            f"\n  index upkeep {measured['upkeep_s']}s ({measured['optimized']} optimize runs);"
+            f" afterwards FTS {measured['fts_query_ms']} ms, kNN {measured['knn_query_ms']} ms"
+            f"\n  RSS {measured['rss_before_drain_mb']} MB before the drain,"
+            f" {measured['rss_after_drain_mb']} MB after, peak during the drain"
+            f" {measured['rss_drain_peak_mb']} MB (whole process incl. building the data:"
+            f" {measured['rss_process_peak_mb']} MB); load average {measured['load_average'][0]}"
+            f" → {measured['load_average'][1]}"
         )
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+    params = {"n": args.n, "embedder": configured_embedding_version(), "runs": results}
+    write_json(args.json, "outbox", params, protocol_results(results))
     return 0
+
+
+def protocol_results(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per batch size: end-to-end items/s, embedding texts/s (the reference the drain is
+    bound by; ratio = the share of the embedding rate the whole drain keeps) and batch time."""
+    out = []
+    for run in runs:
+        size = run["batch_size"]
+        out += [
+            result(f"drain items/s (batch {size})", "items/s", value=run["items_per_s"]),
+            result(
+                f"drain texts/s vs embedding alone (batch {size})",
+                "texts/s",
+                value=run["texts_embedded"] / run["drain_s"],
+                reference=run["embed_texts_per_s"],
+                ratio=run["texts_embedded"] / run["drain_s"] / run["embed_texts_per_s"],
+            ),
+            result(f"batch time (batch {size})", "ms", [run["batch_p50_ms"]] * 2),
+        ]
+        out[-1].update(p95=run["batch_p95_ms"])
+    return out
 
 
 if __name__ == "__main__":

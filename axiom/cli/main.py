@@ -29,7 +29,7 @@ from axiom.pipeline.batch import summarize
 from axiom.projections import all_projectors, rebuild_all
 from axiom.service.up import register as register_up_command
 from axiom.settings import SettingsError
-from axiom.store.db import Database
+from axiom.store.db import Database, OutOfSpace
 from axiom.store.migrate import migrate, open_database
 from axiom.store.timepoints import TimepointError
 
@@ -156,4 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except TimepointError as exc:  # a bad --as-of / --at / --before: one line, exit 1
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OutOfSpace as exc:  # a full disk: what to do, in one line, no traceback
+        print(f"error: {exc.strerror}", file=sys.stderr)
         return 1

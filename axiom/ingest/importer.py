@@ -27,7 +27,7 @@ from axiom.ingest.privacy.transcript import filter_transcript
 from axiom.ingest.session_projector import SessionProjector, session_rows
 from axiom.ingest.transcript import Transcript
 from axiom.ingest.validate import check_transcript
-from axiom.store.db import Database
+from axiom.store.db import Database, OutOfSpace
 from axiom.store.event_types import REDACTED, SESSION_INGESTED
 from axiom.store.events import AppendResult, EventStore, NewEvent, StoredEvent, canonical_json
 from axiom.store.projection import run_projector, write_projecting
@@ -205,8 +205,8 @@ def import_paths(
         report.files += 1
         try:
             _import_file(db, path, fmt, project, report)
-        except UnknownFormat:
-            raise
+        except (UnknownFormat, OutOfSpace):
+            raise  # a wrong --format, or a full disk: every later file would fail the same
         except Exception as exc:  # one file's surprise must not stop the other files
             log.debug("import of %s failed", path, exc_info=True)
             reason = masked_excerpt(f"not imported: {type(exc).__name__}: {exc}", 500)

@@ -18,7 +18,7 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    `mode="hybrid"` all four. A context row stands for its message: a reply ("Yes, last
    summer!") is found through the turn it answers. Each modality is one LanceDB query
    (`2 x PER_SOURCE` rows) split into its two views by `kind`; the full-text query runs in
-   a thread beside query embedding + kNN, and a third opens the DuckDB read meanwhile.
+   a thread beside query embedding + kNN; the DuckDB read follows, in the caller's thread.
 
 2. **Fusion.** `blend(views, norm="zscore")` with equal weights (`axiom.retrieval.fusion`):
    each view's scores become z-scores over that view's own candidates, a document a view
@@ -100,7 +100,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -185,20 +185,12 @@ class SearchService:
         self.candidates = CandidateSource(store, per_source, nprobes)
         self.query_embedder = QueryEmbedder(embedder, store.embedding_version, cache_size)
         self.reads = ReadCache()  # DuckDB reads, kept while the store is unchanged
-        # A thread that opens the DuckDB read and runs the full-text query beside query
+        # A thread that runs the full-text query beside query
         # embedding + kNN in the caller's thread; 0 runs everything in the caller's thread.
         # On 2 cores more threads only fight over them (measured at 100k entries: p50
         # 95 ms with 1 thread, 101-108 ms with 2-3, 112 ms inline).
         self._pool: Executor = (
             ThreadPoolExecutor(max_workers=workers, thread_name_prefix="axiom-search")
-            if workers > 0
-            else _Inline()
-        )
-        # The DuckDB read opens (and closes) on a thread of its own, so a search whose every
-        # candidate is cached (`ReadCache`) never waits for it, even while a writer holds
-        # the lock and the open is stuck behind it.
-        self._opener: Executor = (
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix="axiom-duckdb-open")
             if workers > 0
             else _Inline()
         )
@@ -217,7 +209,6 @@ class SearchService:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
-        self._opener.shutdown(wait=False)
 
     def embedder(self) -> Embedder:
         """The query embedder, loaded on first use; `SearchUnavailable` if it cannot load."""
@@ -243,27 +234,23 @@ class SearchService:
         now = now or datetime.now(UTC).replace(tzinfo=None)
         timings: dict[str, float] = {}
         table = self.candidates.table()
-        # Open the DuckDB read (~12 ms: connect and catalog) while LanceDB works; it is
-        # only waited for if the cache lacks a candidate (`CachedRead`).
-        read_scope = ExitStack()
-        reading = self._opener.submit(read_scope.enter_context, self.db.read())
-        try:
-            read = CachedRead(self.reads, self.db, reading.result)
-            query_terms = self.analyzer(text)
-            found = self._candidates(table, text, query_terms, mode, kinds, warnings, timings)
-            view_names = MODE_VIEWS[mode if found.use_dense or mode != "hybrid" else "fts"]
-            t0 = time.perf_counter()
-            fused = fuse(found.views, view_names, fusion)
-            timings["fuse"] = elapsed_ms(t0)
-            t0 = time.perf_counter()
+        query_terms = self.analyzer(text)
+        found = self._candidates(table, text, query_terms, mode, kinds, warnings, timings)
+        view_names = MODE_VIEWS[mode if found.use_dense or mode != "hybrid" else "fts"]
+        t0 = time.perf_counter()
+        fused = fuse(found.views, view_names, fusion)
+        timings["fuse"] = elapsed_ms(t0)
+        t0 = time.perf_counter()
+        # The DuckDB read is opened (only when the cache lacks a candidate: `CachedRead`)
+        # and closed in this thread, never on the shared pool: a lock taken there waits
+        # (behind a writer at the turnstile) while the release of another search's read
+        # waits in the pool's queue behind it - a deadlock seen in bench/soak.py with a
+        # hook and a page searching while the importer wrote.
+        with ExitStack() as read_scope:
+            read = CachedRead(self.reads, self.db, lambda: read_scope.enter_context(self.db.read()))
             hits, stale = self._rank(
                 read, fused, found, (text, set(query_terms)), k, view_names, now
             )
-        finally:
-            # Closing a DuckDB connection takes a few ms: off the caller's path (the opener
-            # runs it after the open). The read lock is released a moment later, which is
-            # all a waiting writer notices.
-            _close_later(self._opener, reading, read_scope)
         timings["rerank"] = elapsed_ms(t0)
         timings["total"] = elapsed_ms(started)
         return SearchResult(text, mode, k, hits, warnings, len(fused), stale, timings)
@@ -341,16 +328,6 @@ class SearchService:
         if any(item.hit.status == "contested" for item in top):
             attach_conflicts(read.conn(), top)  # rare: never cached, always current
         return [item.hit for item in top], stale
-
-
-def _close_later(opener: Executor, reading: Future[Any], scope: ExitStack) -> None:
-    """Close the read on the opener's thread once it is open; here if the service was closed
-    meanwhile (a connection left to the interpreter's teardown can abort the process)."""
-    try:
-        opener.submit(scope.close)
-    except RuntimeError:  # cannot schedule new futures after shutdown
-        wait([reading])
-        scope.close()
 
 
 class _Inline(Executor):

@@ -18,29 +18,23 @@ a page that arrives while the writer commits simply waits the few milliseconds t
 takes. Writers must keep their critical sections short (append + project, never embed or
 call a model while holding the lock).
 
-**Checkpoints.** DuckDB checkpoints the WAL into the file when a read-write connection
-closes, which cost a write unit ~100 ms at load 12 whatever its size. Writers here close
-without it and checkpoint only when the WAL has grown past `CHECKPOINT_WAL_BYTES`, or once
-the process has written nothing for `LAZY_CHECKPOINT_SECONDS` (and at exit), so the store a
-reader finds at rest has no WAL. The WAL is durable (fsynced at commit): a writer killed
-before its checkpoint loses nothing, the next opener replays it. The threshold is small
-because every read-only opener replays the whole WAL, measured at load 12 on a 2 MB file:
-open + query 52 ms without WAL, 80 ms with 74 KB, 162 ms with 263 KB, 925 ms with 4 MB.
-
 **Generation.** Every writer stamps `<file>.gen` with a fresh token as soon as it holds the
 exclusive lock, before it changes anything. A token read under the shared lock therefore
 names exactly the data that read sees, and a reader that finds the same token later knows
 nothing changed since (the search caches in `axiom.retrieval.reads` rely on it).
+
+Writers close with DuckDB's own checkpoint-on-close. Skipping it (checkpointing later)
+halved the writer's lock holds in a loaded run but left a WAL that every read-only opener
+replays, and reads in the same process then missed committed rows (tests/pipeline/
+test_retry.py); correctness first, so it is not done (README, "DuckDB access discipline").
 """
 
 from __future__ import annotations
 
-import atexit
+import errno
 import fcntl
 import itertools
-import logging
 import os
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,16 +42,30 @@ from pathlib import Path
 
 import duckdb
 
-log = logging.getLogger(__name__)
 _UNIQUE = itertools.count()
-
-
-CHECKPOINT_WAL_BYTES = 64 * 1024
-LAZY_CHECKPOINT_SECONDS = 2.0
 
 
 class DatabaseMissing(RuntimeError):
     """Raised when a reader arrives before anything created and migrated the database."""
+
+
+class OutOfSpace(OSError):
+    """The disk holding the database is full. DuckDB rolls the failed transaction back
+    whole, so nothing of it is stored; the person running Axiom must free space, then run
+    the same work again (imports and tasks skip what is already stored)."""
+
+
+NO_SPACE = "No space left on device"
+
+
+def out_of_space(path: Path, exc: BaseException) -> OutOfSpace:
+    """The error to raise for `exc`, a DuckDB failure to write `path` for want of space."""
+    return OutOfSpace(
+        errno.ENOSPC,
+        f"the disk holding {path.parent} is full ({NO_SPACE}); the write in progress was"
+        " rolled back. Free some space, then run the same command again: what is already"
+        " stored is skipped",
+    )
 
 
 class Database:
@@ -67,11 +75,8 @@ class Database:
         self.path = Path(path)
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.turnstile_path = self.path.with_name(self.path.name + ".turnstile")
-        self.wal_path = self.path.with_name(self.path.name + ".wal")
         self.generation_path = self.path.with_name(self.path.name + ".gen")
         self.lock_wait_ms = 0.0  # cumulative time spent waiting for the lock (observability)
-        self.checkpoint_wal_bytes = CHECKPOINT_WAL_BYTES
-        self._lazy = _LazyCheckpoint(self)
 
     @contextmanager
     def _locked(self, mode: int) -> Iterator[None]:
@@ -129,97 +134,23 @@ class Database:
             yield
 
     @contextmanager
-    def write(self, *, checkpoint: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A read-write connection inside one transaction, committed on success; the WAL
-        is checkpointed when it has grown past `checkpoint_wal_bytes`, else later.
-
-        Pass `checkpoint=True` for schema changes: DuckDB 1.4.4 cannot replay a WAL that
-        holds `ALTER TABLE ... ADD COLUMN` ("Failure while replaying WAL file"), so DDL
-        must never be left in the WAL."""
+    def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-write connection inside one transaction, committed on success."""
         with self._locked(fcntl.LOCK_EX):
             self._bump_generation()
-            conn = duckdb.connect(str(self.path))
             try:
-                conn.execute("PRAGMA disable_checkpoint_on_shutdown")
-                conn.execute("BEGIN TRANSACTION")
+                conn = duckdb.connect(str(self.path))
                 try:
-                    yield conn
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-                if checkpoint or self.wal_bytes() > self.checkpoint_wal_bytes:
-                    _checkpoint(conn, self.path)
-            finally:
-                conn.close()
-        self._lazy.schedule()
-
-    def wal_bytes(self) -> int:
-        """Size of the WAL not yet checkpointed into the file (0 when there is none)."""
-        try:
-            return self.wal_path.stat().st_size
-        except FileNotFoundError:
-            return 0
-
-    def checkpoint(self) -> None:
-        """Fold the WAL into the file so read-only openers have nothing to replay."""
-        if not self.path.exists():  # removed meanwhile (a test's data dir): nothing to fold
-            return
-        with self._locked(fcntl.LOCK_EX):
-            if self.wal_bytes() and self.path.exists():
-                duckdb.connect(str(self.path)).close()  # checkpoints on close
-
-
-def _checkpoint(conn: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """CHECKPOINT after a commit; a failure leaves the WAL (durable) for a later one."""
-    try:
-        conn.execute("CHECKPOINT")
-    except duckdb.Error:
-        log.warning("checkpoint of %s failed; the WAL stays until the next", path, exc_info=True)
-
-
-class _LazyCheckpoint:
-    """Checkpoints a WAL left below the threshold once its process has been quiet for
-    `LAZY_CHECKPOINT_SECONDS`, and at interpreter exit, so the WAL never outlives a burst.
-
-    The timer's thread is a daemon (a pending timer must not delay exit), so the exit hook
-    also waits for a checkpoint already running on it: a daemon thread stopped inside
-    DuckDB at interpreter shutdown aborts the process."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        self._timer: threading.Timer | None = None
-        self._guard = threading.Lock()
-        self._busy = threading.Lock()
-
-    def schedule(self) -> None:
-        if not self.db.wal_bytes():
-            return
-        with self._guard:
-            if self._timer is not None:
-                self._timer.cancel()
-            else:
-                atexit.register(self.at_exit)
-            self._timer = threading.Timer(LAZY_CHECKPOINT_SECONDS, self.run)
-            self._timer.daemon = True
-            self._timer.start()
-
-    def at_exit(self) -> None:
-        self.run()
-        with self._busy:  # a checkpoint running on the timer's thread ends first
-            pass
-
-    def run(self) -> None:
-        with self._guard:
-            timer, self._timer = self._timer, None
-            if timer is None:
-                return
-            timer.cancel()
-            atexit.unregister(self.at_exit)
-            self._busy.acquire()
-        try:
-            self.db.checkpoint()
-        except Exception:  # noqa: BLE001 - the WAL stays durable; the next writer retries
-            log.warning("lazy checkpoint of %s failed", self.db.path, exc_info=True)
-        finally:
-            self._busy.release()
+                    conn.execute("BEGIN TRANSACTION")
+                    try:
+                        yield conn
+                    except BaseException:
+                        conn.execute("ROLLBACK")
+                        raise
+                    conn.execute("COMMIT")
+                finally:
+                    conn.close()
+            except duckdb.Error as exc:
+                if NO_SPACE in str(exc):
+                    raise out_of_space(self.path, exc) from exc
+                raise

@@ -42,7 +42,7 @@ def migrate(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
     if not pending_migrations(db, directory):
         return []
     applied: list[str] = []
-    with db.write(checkpoint=True) as conn:  # DDL never stays in the WAL (see `write`)
+    with db.write() as conn:
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             " name VARCHAR PRIMARY KEY, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)"

@@ -19,6 +19,11 @@ moves on to the next event:
   this time recording that event as failed without applying it. Other callers of
   `run_projector` fail as before until one of those records the event.
 
+A failure of the storage itself (a full disk, an I/O error, DuckDB out of memory) says
+nothing about the event: it is raised as it is (`Database.write` turns a full disk into
+`OutOfSpace`), the transaction rolls back, and the event is applied when the same work runs
+again. Recording it as poison would skip it for good.
+
 Both cases are decided by the event and the state before it, so a rebuild records the
 same errors and produces the same tables as incremental projection.
 """
@@ -33,7 +38,7 @@ from typing import Protocol, TypeVar
 
 import duckdb
 
-from axiom.store.db import Database
+from axiom.store.db import NO_SPACE, Database
 from axiom.store.events import EventStore, StoredEvent, is_redacted
 
 log = logging.getLogger("axiom.projection")
@@ -120,6 +125,12 @@ def _transaction_usable(conn: duckdb.DuckDBPyConnection) -> bool:
     return True
 
 
+def is_storage_failure(exc: BaseException) -> bool:
+    """True when DuckDB failed for want of disk, I/O or memory rather than over the event."""
+    storage = (duckdb.IOException, duckdb.OutOfMemoryException)
+    return isinstance(exc, storage) or (isinstance(exc, duckdb.Error) and NO_SPACE in str(exc))
+
+
 def _apply(conn: duckdb.DuckDBPyConnection, projector: Projector, event: StoredEvent) -> None:
     known = (_ABORTING.get() or {}).get((projector.name, event.event_id))
     if known is not None:
@@ -130,6 +141,8 @@ def _apply(conn: duckdb.DuckDBPyConnection, projector: Projector, event: StoredE
     try:
         projector.apply(conn, event)
     except Exception as exc:
+        if is_storage_failure(exc):
+            raise  # not the event's fault: the unit of work fails and runs again later
         error = f"{type(exc).__name__}: {exc}"[:2000]
         if not _transaction_usable(conn):
             raise ProjectionAborted(projector.name, event, error) from exc

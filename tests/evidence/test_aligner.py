@@ -528,3 +528,49 @@ def test_plain_fast_path_characters_really_fold_to_themselves() -> None:
             continue
         assert normalize("a" + ch + "b") == "a" + ch + "b" or ch == " ", repr(ch)
         assert ch.lower() == ch
+
+
+# Hostile quotes as an extractor (or an LLM) may send them: any JSON where a quote is expected.
+HOSTILE_JSON = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.floats(allow_nan=True),
+        st.text(st.characters(codec=None), max_size=30),  # lone surrogates included
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),  # fmt: skip
+    max_leaves=10,
+)
+FAILURES = {"empty_quote", "message_index_out_of_range", "not_found", "below_threshold"}
+
+
+@given(
+    st.lists(st.one_of(st.text(st.characters(codec=None), max_size=80), HOSTILE_JSON), max_size=3),
+    st.dictionaries(
+        st.sampled_from(["message_index", "messageIndex", "quote", "other"]), HOSTILE_JSON
+    ),
+    st.data(),
+)
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+def test_a_hostile_quote_reproduces_its_span_or_fails_with_a_reason(
+    messages: list[object], raw: dict[str, object], data: st.DataObject
+) -> None:
+    if messages and isinstance(messages[0], str) and messages[0] and data.draw(st.booleans()):
+        text = messages[0]
+        i = data.draw(st.integers(0, len(text) - 1))
+        raw = {"messageIndex": 0, "quote": text[i : data.draw(st.integers(i + 1, len(text)))]}
+    (result,) = ALIGNER.align_all(messages, [EvidenceQuote.from_json(raw)])  # type: ignore[arg-type]
+    if not result.aligned:
+        assert result.failure_reason in FAILURES and result.span_start is None
+        return
+    covered = span_text(messages, result)  # type: ignore[arg-type]
+    if result.method == "exact":
+        assert covered == result.quote
+    elif result.method == "normalized":
+        assert normalize(covered) == normalize(result.quote)
+    else:
+        assert result.method == "fuzzy" and result.similarity is not None
+        assert result.similarity >= ALIGNER.fuzzy_threshold

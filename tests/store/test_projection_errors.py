@@ -15,7 +15,7 @@ from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.observability.stats import collect_stats
 from axiom.projections import project_all, rebuild_all
-from axiom.store.db import Database
+from axiom.store.db import Database, OutOfSpace
 from axiom.store.events import EventStore, NewEvent, StoredEvent
 from axiom.store.projection import ProjectionAborted, rebuild, run_projector, write_projecting
 
@@ -147,3 +147,35 @@ def test_a_unit_that_keeps_aborting_on_new_events_gives_up(db: Database) -> None
     assert len(attempts) == 101
     with db.read() as conn:  # every attempt was rolled back
         assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0
+
+
+class _DiskFullProjector:
+    """Fails the way DuckDB does when the disk fills up mid-projection."""
+
+    name, event_types, tables = "disk_full", ("session_ingested",), ()
+
+    def __init__(self) -> None:
+        self.full = True
+
+    def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
+        if self.full:
+            raise duckdb.IOException('Could not write file "x.wal": No space left on device')
+
+
+def test_a_full_disk_is_not_a_poison_event_the_event_is_applied_once_space_is_back(
+    db: Database,
+) -> None:
+    """Regression (fault test with a tmpfs): a projector's disk-full error was recorded as a
+    poison event, so its citations were skipped for good and the tables differed from a
+    rebuild. Now the write fails whole with OutOfSpace and nothing is recorded."""
+    projector = _DiskFullProjector()
+    _append(db, "session_ingested", POISON)
+
+    with pytest.raises(OutOfSpace, match="is full"):
+        write_projecting(db, lambda conn: run_projector(conn, projector))
+    with db.read() as conn:
+        assert conn.execute("SELECT count(*) FROM projection_errors").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM projection_offsets").fetchone()[0] == 0
+
+    projector.full = False
+    assert write_projecting(db, lambda conn: run_projector(conn, projector)) == 1

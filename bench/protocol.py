@@ -1,0 +1,47 @@
+"""The bench protocol's JSON (see README "Benchmarks"): one object per script, one result
+per metric. Shared by the bench scripts and `bench/run`, so every figure has one shape."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def p95(samples: Sequence[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def result(
+    metric: str,
+    unit: str,
+    samples: Sequence[float] | None = None,
+    *,
+    value: float | None = None,
+    reference: float | None = None,
+    ratio: float | None = None,
+    target: str | None = None,
+    met: bool | None = None,
+) -> dict[str, Any]:
+    """One metric: `samples` give median and p95; `value` is a single figure."""
+    return {
+        "metric": metric,
+        "unit": unit,
+        "median": statistics.median(samples) if samples else None,
+        "p95": p95(samples) if samples else None,
+        "value": value,
+        "reference": reference,
+        "ratio": ratio,
+        "target": target,
+        "met": met,
+    }
+
+
+def write_json(path: Path | None, benchmark: str, params: dict[str, Any], results: list[dict[str, Any]]) -> None:  # fmt: skip
+    """Write the protocol object to `path` (nothing without `--json OUT`)."""
+    if path is not None:
+        doc = {"benchmark": benchmark, "params": params, "results": results}
+        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
