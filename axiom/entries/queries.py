@@ -76,6 +76,9 @@ class EntryRow:
 
 # Written by `as_of`: the latest quoted message (else the recording time) is not later.
 _SAID_BY = "coalesce(said_at, created_ts) <= ?"
+# Oldest first. A build's entries are written in one transaction and share `created_ts`,
+# so ties go to when their source was said, then to the id: "newest" is exactly the reverse.
+_AGE = "created_ts, coalesce(said_at, created_ts), entry_id"
 _COLS = (
     "entry_id, entry_type, title, content_json, stage, status, session_id, canonical_key,"
     " build_id, created_ts, evidence_json, subject, value, previous_value, negated"
@@ -131,7 +134,7 @@ def list_entries(
     sql = f"SELECT {_COLS} FROM entries"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY created_ts, entry_id"
+    sql += f" ORDER BY {_AGE}"
     if limit is not None:
         sql += f" LIMIT {int(limit)} OFFSET {int(offset)}"
     return [_row(r) for r in conn.execute(sql, params).fetchall()]
@@ -382,7 +385,7 @@ _DUP_KEY = "hash(entry_type, lower(trim(title)))"
 _STAGE_RANK = "CASE stage " + " ".join(f"WHEN '{s}' THEN {s.rank}" for s in STAGES) + " ELSE -1 END"
 _GROUP_ORDER = {
     "newest": "newest DESC, lead_id",
-    "oldest": "oldest ASC, lead_id",
+    "oldest": "oldest, lead_id",
     "stage": "top_rank DESC, newest DESC, lead_id",
     "type": "entry_type, newest DESC, lead_id",
 }
@@ -450,19 +453,19 @@ def list_entry_groups(
     key = _DUP_KEY if group else "hash(entry_id)"
     order = _GROUP_ORDER.get(sort, _GROUP_ORDER["newest"])
     picked = conn.execute(
-        f"WITH f AS MATERIALIZED (SELECT entry_id, entry_type, created_ts,"
+        f"WITH f AS MATERIALIZED (SELECT entry_id, entry_type, ({_AGE}) AS age,"
         f" {_STAGE_RANK} AS rank, {key} AS gkey FROM entries WHERE {where}),"
         " g AS (SELECT gkey, count(*) AS n, min(entry_type) AS entry_type,"
-        " arg_max(entry_id, (rank, created_ts, entry_id)) AS lead_id,"
-        " max(created_ts) AS newest, min(created_ts) AS oldest, max(rank) AS top_rank"
+        " arg_max(entry_id, (rank, age)) AS lead_id,"
+        " max(age) AS newest, min(age) AS oldest, max(rank) AS top_rank"
         " FROM f GROUP BY gkey),"
         f" page AS (SELECT *, row_number() OVER (ORDER BY {order}) AS pos FROM g"
         f" ORDER BY {order} LIMIT {int(limit)} OFFSET {int(offset)})"
         " SELECT page.pos, page.lead_id, page.n, f.entry_id FROM page"
         " LEFT JOIN f ON f.gkey = page.gkey AND page.n > 1"
         " QUALIFY f.entry_id IS NULL OR row_number() OVER (PARTITION BY page.gkey"
-        f" ORDER BY f.created_ts DESC, f.entry_id) <= {MEMBERS_SHOWN}"
-        " ORDER BY page.pos, f.created_ts DESC, f.entry_id",
+        f" ORDER BY f.age DESC) <= {MEMBERS_SHOWN}"
+        " ORDER BY page.pos, f.age DESC",
         params,
     ).fetchall()
     rows = get_entries(conn, [r[1] for r in picked] + [r[3] for r in picked if r[3]])
