@@ -1,6 +1,8 @@
 """Session ingest throughput through the whole pipeline (embeddings excluded).
 
-    python bench/bench_ingest.py [FILES...]   # default: ../shared/data/locomo-dev/*.json
+    python bench/bench_ingest.py [FILES...] [--quick] [--json OUT]
+                                  # default: ../shared/data/locomo-dev/*.json; --quick is the
+                                  # same (two conversations are already a smoke size)
 
 Imports into a fresh temporary data dir: parse + privacy filter + `session_ingested` +
 projection, then `process_session` (extraction, alignment, validation, entries, task
@@ -21,6 +23,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import protocol  # noqa: E402 - bench/protocol.py, beside this script
+from protocol import write_json  # noqa: E402
+
 DEFAULT = sorted(
     next(
         (p / "shared" / "data" / "locomo-dev" for p in ROOT.parents if (p / "shared").is_dir()),
@@ -42,7 +48,8 @@ def cpu_model() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path, default=DEFAULT)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="the default files (already small)")
+    parser.add_argument("--json", type=Path, help="write the bench protocol's JSON here")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,11 +106,33 @@ def main() -> int:
         "exact_spans_checked": exact,
         "exact_spans_mismatched": mismatched,
     }
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        for key, value in result.items():
-            print(f"{key:>28}: {value}")
+    for key, value in result.items():
+        print(f"{key:>28}: {value}")
+    write_json(
+        args.json,
+        "ingest",
+        {"files": result["files"], "sessions": result["sessions"], "messages": report.messages},
+        [
+            protocol.result(
+                "import (parse, privacy, ingest, projection)",
+                "msg/s",
+                value=result["ingest_messages_per_s"],
+            ),  # fmt: skip
+            protocol.result(
+                "memory pipeline (embeddings excluded)",
+                "msg/s",
+                value=result["pipeline_messages_per_s"],
+            ),  # fmt: skip
+            protocol.result("end to end", "msg/s", value=result["end_to_end_messages_per_s"]),
+            protocol.result(
+                "exact spans not reproducing their quote",
+                "count",
+                value=mismatched,
+                target="0",
+                met=not mismatched,
+            ),  # fmt: skip
+        ],
+    )
     return 1 if mismatched else 0
 
 
