@@ -51,6 +51,7 @@ class EntryRow:
     value: str | None = None
     previous_value: str | None = None
     negated: bool = False
+    said_at: datetime | None = None  # the latest quoted message's time (the source's time)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +72,7 @@ class EntryRow:
             "value": self.value,
             "previous_value": self.previous_value,
             "negated": self.negated,
+            "said_at": self.said_at.isoformat() if self.said_at else None,
         }
 
 
@@ -81,7 +83,7 @@ _SAID_BY = "coalesce(said_at, created_ts) <= ?"
 _AGE = "created_ts, coalesce(said_at, created_ts), entry_id"
 _COLS = (
     "entry_id, entry_type, title, content_json, stage, status, session_id, canonical_key,"
-    " build_id, created_ts, evidence_json, subject, value, previous_value, negated"
+    " build_id, created_ts, evidence_json, subject, value, previous_value, negated, said_at"
 )
 
 
@@ -104,6 +106,7 @@ def _row(r: tuple) -> EntryRow:
         value=r[12],
         previous_value=r[13],
         negated=bool(r[14]),
+        said_at=r[15],
     )
 
 

@@ -132,3 +132,18 @@ def test_as_of_narrows_the_list_and_rides_along_in_the_form(client, memories):
     assert '<input type="hidden" name="as_of" value="2026-03-01">' in before
     assert len(rows(get(client, as_of="2026-03-02", q="duckdb"))) == 1
     assert '<span class="count">×2</span>' in get(client, as_of="2026-03-02", q="duckdb")
+
+
+def test_a_memory_shows_when_it_was_said_and_when_it_was_recorded(client, site, memories) -> None:
+    """The bitemporal view: the source's time (March 2026, from the messages) beside the
+    time Axiom recorded the memory (today), both on the memory's page and in its JSON."""
+    _title, entry_id = memories[0]
+    with site.read() as conn:
+        entry = next(e for e in list_entries(conn) if e.entry_id == entry_id)
+    assert entry.said_at is not None and entry.said_at.strftime("%Y-%m") == "2026-03"
+    assert entry.to_json()["said_at"].startswith("2026-03")
+    page = client.get(reverse("viewer-entry", args=[entry_id])).content.decode()
+    said = re.search(r'<time class="said" datetime="([^"]+)"', page)
+    recorded = re.search(r'<time class="recorded" datetime="([^"]+)"', page)
+    assert said and said.group(1).startswith("2026-03-0")
+    assert recorded and recorded.group(1)[:10] == entry.created_ts.strftime("%Y-%m-%d")
