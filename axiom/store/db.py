@@ -122,7 +122,13 @@ class Database:
     def _bump_generation(self) -> None:
         token = f"{time.time_ns()}-{os.getpid()}-{next(_UNIQUE)}"
         fresh = self.generation_path.with_name(self.generation_path.name + f".{os.getpid()}")
-        fresh.write_text(token, encoding="ascii")
+        try:
+            fresh.write_text(token, encoding="ascii")
+        except OSError as exc:  # before DuckDB is touched: nothing to roll back
+            fresh.unlink(missing_ok=True)
+            if exc.errno == errno.ENOSPC:
+                raise out_of_space(self.path, exc) from exc
+            raise
         os.replace(fresh, self.generation_path)
 
     @contextmanager

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +19,19 @@ ROOT = Path(__file__).resolve().parents[2]
 WRITTEN_AT = {"created_at", "updated_at", "ingested_at"}
 
 
+def noise(seed: int, chars: int) -> str:
+    """About `chars` characters of seeded random words: text DuckDB cannot compress away
+    (a run of one letter takes no room in its blocks, so it never fills a disk)."""
+    rng = random.Random(seed)
+    words: list[str] = []
+    while sum(len(w) + 1 for w in words) < chars:
+        words.append("".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 9))))
+    return " ".join(words)
+
+
 def write_sessions(folder: Path, n: int, messages: int = 6, filler: int = 0) -> list[str]:
-    """`n` generic-JSON sessions, each stating a decision and a task the pipeline extracts."""
+    """`n` generic-JSON sessions, each stating a decision and a task the pipeline extracts,
+    each turn padded with `filler` characters of `noise`."""
     folder.mkdir(parents=True, exist_ok=True)
     ids = []
     for i in range(n):
@@ -27,7 +40,8 @@ def write_sessions(folder: Path, n: int, messages: int = 6, filler: int = 0) -> 
             {
                 "role": "user" if j % 2 == 0 else "assistant",
                 "content": f"Session {i}, turn {j}: we switched the store {i} from MySQL to"
-                f" PostgreSQL. TODO: migrate the reports of store {i}. " + "x" * filler,
+                f" PostgreSQL. TODO: migrate the reports of store {i}. "
+                + noise(i * 1000 + j, filler),
                 "timestamp": f"2025-03-{1 + i % 28:02d}T10:{j % 60:02d}:00Z",
             }
             for j in range(messages)

@@ -15,7 +15,7 @@ from axiom.store.db import Database
 from tests.faults.support import assert_recovered, count, run_axiom, write_sessions
 
 pytestmark = pytest.mark.slow
-SESSIONS, MESSAGES = 12, 4
+SESSIONS, MESSAGES = 40, 4
 INGESTS = "SELECT count(*) FROM events WHERE event_type = 'session_ingested'"
 
 
@@ -37,7 +37,7 @@ def test_a_full_disk_stops_the_import_with_a_clear_error_and_it_resumes_after(
     tmp_path: Path, small_disk: Path
 ) -> None:
     data_dir = small_disk / "data"
-    ids = write_sessions(tmp_path / "src", SESSIONS, MESSAGES, filler=4000)
+    ids = write_sessions(tmp_path / "src", SESSIONS, MESSAGES, filler=20000)
     assert run_axiom(data_dir, "migrate")[0] == 0
     db = Database(data_dir / "axiom.duckdb")
 
