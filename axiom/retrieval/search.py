@@ -233,9 +233,16 @@ class SearchService:
         kinds = validate_options(mode, fusion, k, kinds)
         now = now or datetime.now(UTC).replace(tzinfo=None)
         timings: dict[str, float] = {}
-        table = self.candidates.table()
         query_terms = self.analyzer(text)
-        found = self._candidates(table, text, query_terms, mode, kinds, warnings, timings)
+        try:
+            table = self.candidates.table()
+            found = self._candidates(table, text, query_terms, mode, kinds, warnings, timings)
+        except SearchUnavailable:
+            # Another process (a `forget`, a rebuild) may have compacted away the version
+            # this long-lived handle reads: open the table afresh and try once more.
+            warnings.clear()
+            table = self.candidates.table()
+            found = self._candidates(table, text, query_terms, mode, kinds, warnings, timings)
         view_names = MODE_VIEWS[mode if found.use_dense or mode != "hybrid" else "fts"]
         t0 = time.perf_counter()
         fused = fuse(found.views, view_names, fusion)
