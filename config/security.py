@@ -19,6 +19,7 @@ from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 
 log = logging.getLogger("axiom.web")
@@ -137,7 +138,27 @@ class CrossOriginWriteGuard:
                 problem = api_body_problem(request)
                 if problem is not None:
                     return problem
+            elif _page_body_too_large(request):
+                return HttpResponse(
+                    f"Refused: the request is larger than {settings.AXIOM_IMPORT_MAX_MB} MB.",
+                    status=413,
+                    content_type="text/plain",
+                )
         return self.get_response(request)
+
+
+# Multipart framing around an uploaded file, beyond the file itself.
+PAGE_FORM_SLACK_BYTES = 1_000_000
+
+
+def _page_body_too_large(request: HttpRequest) -> bool:
+    """A page form's body over the upload limit is refused before anything reads it: the
+    CSRF check reads POST, and Django writes an upload to a temporary file as it parses."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return False  # Django refuses a malformed length itself
+    return length > settings.AXIOM_IMPORT_MAX_MB * 1_000_000 + PAGE_FORM_SLACK_BYTES
 
 
 class ApiJsonErrorsMiddleware:

@@ -69,7 +69,8 @@ def search_service() -> Iterator[SearchService]:
             if idle:
                 del _leases[service]
             retired = idle and service in _retired
-            _retired.discard(service)
+            if idle:
+                _retired.discard(service)
         if retired:
             service.close()
 

@@ -13,6 +13,7 @@ from axiom.entries.demotion import demote
 from axiom.graduation.demotion import CURRENT_POLICY
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Transcript
+from axiom.ingest.uploads import discard_imported_upload
 from axiom.outbox.service import drain_outbox, reconcile_outbox
 from axiom.pipeline.batch import ordered_sessions
 from axiom.pipeline.factory import configured_pipeline
@@ -41,6 +42,7 @@ def ingest_path(self: Task, path: str, fmt: str | None = None) -> dict[str, Any]
             self.update_state(state="PROGRESS", meta={"files_done": done})
 
     report = import_paths(db, [Path(path)], fmt=fmt, project=False, on_file=on_file)
+    discard_imported_upload(db.path.parent, Path(path), len(report.issues))
     project.delay()
     if report.session_ids:
         process_in_order.delay(ordered_sessions(db, report.session_ids))

@@ -49,6 +49,9 @@ def waiting(folder: Path) -> list[Pending]:
         return []
     found = []
     for path in sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime):
+        if path.name.startswith("."):  # a marker cut short before its rename: never in force
+            path.unlink(missing_ok=True)  # (the commit comes after the rename), and it holds text
+            continue
         try:
             found.append(Pending(**json.loads(path.read_text(encoding="utf-8"))))
         except (OSError, ValueError, TypeError):

@@ -1,7 +1,10 @@
 """Forgotten text out of the plain files of the data directory: logs and the hook spool.
 
-A line or payload goes when it names a forgotten id as a whole token (so `s1` does not take
-`s10`'s lines) or contains a forgotten text (or a line of a multi-line one).
+A log line goes when it names a forgotten id as a whole token (so `s1` does not take
+`s10`'s lines) or contains a forgotten text (or a line of a multi-line one). A spooled hook
+payload is someone's pending work, so it goes on stronger evidence only: a forgotten id, a
+string equal to a forgotten text, or a long forgotten text inside one of its strings - never
+a shared line such as "return result" or a short reply such as "Thanks a lot!".
 """
 
 from __future__ import annotations
@@ -28,6 +31,31 @@ class Needles:
 
     def found_in(self, text: str) -> bool:
         return bool(self.token.search(text)) or any(p in text for p in self.parts)
+
+
+# A forgotten text at least this long is looked for inside a spooled string; a shorter one
+# only as the whole string (a short reply recurs in unrelated sessions).
+SPOOL_SUBSTRING_CHARS = 40
+
+
+class SpoolNeedles:
+    """The forgotten ids and whole texts, as `scrub_spool` looks for them."""
+
+    def __init__(self, ids: list[str], texts: list[str]) -> None:
+        self.ids = Needles(ids, [])
+        whole = {t.strip() for t in texts if t.strip()}
+        self.exact = whole
+        self.inside = sorted(t for t in whole if len(t) >= SPOOL_SUBSTRING_CHARS)
+
+    def __bool__(self) -> bool:
+        return bool(self.ids) or bool(self.exact)
+
+    def found_in(self, text: str) -> bool:
+        return (
+            bool(self.ids.token.search(text))
+            or text.strip() in self.exact
+            or any(t in text for t in self.inside)
+        )
 
 
 def scrub_logs(logs_dir: Path, ids: list[str], texts: list[str] | None = None) -> int:
@@ -63,7 +91,7 @@ def scrub_spool(spool_dir: Path, ids: list[str], texts: list[str] | None = None)
     quotes the target: it could only bring back what was forgotten. Payloads are read as
     JSON so a text with quotes or newlines (escaped on disk) is still found. Returns how
     many files went."""
-    needles = Needles(ids, texts or [])
+    needles = SpoolNeedles(ids, texts or [])
     if not spool_dir.is_dir() or not needles:
         return 0
     removed = 0

@@ -2,7 +2,8 @@
 
 The name a browser sends is only a hint (it may be `../../x` or empty): it is cut to its
 last part and to safe characters, keeping the extension the format detection reads. The
-file stays after the import, so a failed import loses nothing and can be run again.
+file stays until an import has stored all of it (`discard_imported_upload`), so a failed
+import loses nothing and can be run again.
 """
 
 from __future__ import annotations
@@ -45,3 +46,17 @@ def store_upload(data_dir: Path, name: str, chunks: Iterable[bytes], max_bytes: 
         folder.rmdir()
         raise UploadTooLarge(f"the file is larger than {max_bytes // 1_000_000} MB")
     return path
+
+
+def discard_imported_upload(data_dir: Path, path: Path, problems: int) -> bool:
+    """Delete an uploaded file once everything in it is stored (the event store holds it,
+    privacy-filtered; the raw copy would keep its secrets and outlive a `forget`). A file
+    with problems stays, so it can be fixed and imported again. True if it went."""
+    uploads = (data_dir / UPLOADS).resolve()
+    folder = path.resolve().parent
+    if problems or folder.parent != uploads:
+        return False
+    for leftover in folder.iterdir():
+        leftover.unlink()
+    folder.rmdir()
+    return True

@@ -13,6 +13,7 @@ from axiom.agent import spool
 from axiom.config import AxiomConfig
 from axiom.forgetting import pending
 from axiom.forgetting.pending import Pending
+from axiom.forgetting.scrub import scrub_spool
 from axiom.ingest.session_queries import get_session
 from axiom.store.db import Database
 from axiom.store.event_types import REDACTED
@@ -132,3 +133,25 @@ def test_a_marker_whose_commit_never_happened_is_dropped_by_the_next_forget(
     with db.read() as conn:
         assert get_session(conn, "kept") is not None  # the uncommitted run touched nothing
         assert get_session(conn, "secret") is None
+
+
+def test_the_spool_keeps_payloads_that_only_share_a_short_reply_or_a_line(
+    tmp_path: Path,
+) -> None:
+    """A spooled payload is pending work: a line or a short reply the forgotten session
+    shares with others ("return result", "Thanks a lot!") does not take it; the forgotten
+    id, the whole forgotten text, or a long one quoted inside do."""
+    forgotten = ["Thanks a lot!", f"def f():\n    return result\n# {TOKEN} keys rotate monthly"]
+    folder = tmp_path / "spool"
+    folder.mkdir()
+    payloads = {
+        "short.json": {"session_id": "other", "prompt": "Thanks a lot! Now the tests."},
+        "line.json": {"session_id": "other", "tool_response": "x = 1\n    return result\n"},
+        "named.json": {"session_id": "gone", "prompt": "anything"},
+        "exact.json": {"session_id": "other", "prompt": "Thanks a lot!"},
+        "quoted.json": {"session_id": "other", "prompt": "see: " + forgotten[1] + " (end)"},
+    }
+    for name, payload in payloads.items():
+        (folder / name).write_text(json.dumps({"payload": payload}))
+    assert scrub_spool(folder, ["gone"], forgotten) == 3
+    assert sorted(p.name for p in folder.iterdir()) == ["line.json", "short.json"]
