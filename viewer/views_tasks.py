@@ -45,6 +45,9 @@ def task_list(request: HttpRequest) -> HttpResponse:
     number = page_number(request.GET.get("page"))
     when = as_of(request)
     offset = offset_of(number, TASKS_PER_PAGE)
+    # Titles that name nothing ("Fix") are hidden by default, never silently: the page says
+    # so and one checkbox (`vague=1`) shows them.
+    hide = request.GET.get("vague") != "1"
     with get_database().read() as conn:
         if when.when is None:
             rows = list_tasks(
@@ -52,10 +55,10 @@ def task_list(request: HttpRequest) -> HttpResponse:
                 status=status or None,
                 limit=TASKS_PER_PAGE + 1,  # one more tells whether a next page exists
                 offset=offset,
-                hide_vague=True,
+                hide_vague=hide,
             )
         else:
-            rows = list_tasks_as_of(conn, when.when, status=status or None, hide_vague=True)
+            rows = list_tasks_as_of(conn, when.when, status=status or None, hide_vague=hide)
             rows = rows[offset : offset + TASKS_PER_PAGE + 1]
     text = when.text if when.when else ""
     tasks, pager = paged(rows, number, TASKS_PER_PAGE, lambda n: _list_url(status, n, text))
@@ -65,6 +68,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
         "status": status,
         "statuses": STATUSES,
         "as_of": when,
+        "hide_vague": hide,
     }
     return render_page(request, "viewer/tasks/list.html", context, fragment="task-rows")
 

@@ -45,3 +45,14 @@ def test_old_tasks_with_vague_titles_are_hidden_from_the_list(conn) -> None:
     TaskResolver(conn, "axiom").resolve(mentions)
     assert [t.title for t in list_tasks(conn, hide_vague=True)] == ["Fix the login bug"]
     assert len(list_tasks(conn)) == 3  # the API and CLI still list every task
+
+
+def test_the_task_page_says_vague_titles_are_hidden_and_shows_them_on_request(client, site) -> None:
+    with site.write() as conn:
+        TaskResolver(conn, "axiom").resolve(
+            [TaskMention("e0", "s1", "Fix", None, evidence_aligned=True)]
+        )
+    hidden = client.get("/tasks/").content.decode()
+    assert ">Fix<" not in hidden and "vague-note" in hidden
+    shown = client.get("/tasks/", {"vague": "1"}).content.decode()
+    assert ">Fix</a>" in shown and "vague-note" not in shown
