@@ -31,6 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from protocol import locomo_dev  # noqa: E402 - bench/protocol.py, beside this script
+
 from axiom.config import AxiomConfig  # noqa: E402
 from axiom.ingest.importer import import_paths  # noqa: E402
 from axiom.outbox.service import configured_writer  # noqa: E402
@@ -40,7 +42,7 @@ from axiom.store.db import Database  # noqa: E402
 from axiom.store.migrate import migrate  # noqa: E402
 from axiom.vectors.config import configured_embedder_name  # noqa: E402
 
-DEFAULT_SOURCE = Path("/work/shared/data/locomo-dev/26.json")
+DEFAULT_SOURCE = locomo_dev(ROOT) / "26.json"
 
 
 def locomo_turns(path: Path) -> list[str]:

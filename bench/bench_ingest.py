@@ -25,24 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import protocol  # noqa: E402 - bench/protocol.py, beside this script
-from protocol import write_json  # noqa: E402
+from protocol import cpu_model, locomo_dev, write_json  # noqa: E402
 
-DEFAULT = sorted(
-    next(
-        (p / "shared" / "data" / "locomo-dev" for p in ROOT.parents if (p / "shared").is_dir()),
-        ROOT,
-    ).glob("*.json")
-)
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+DEFAULT = sorted(locomo_dev(ROOT).glob("*.json"))
 
 
 def main() -> int:

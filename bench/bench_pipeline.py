@@ -39,30 +39,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ["AXIOM_EMBEDDER"] = "none"  # embeddings and task vectors are another benchmark
 
-
-def shared_data() -> Path:
-    """`shared/data/locomo-dev` in the nearest parent that has it (worktrees sit deeper)."""
-    for parent in ROOT.parents:
-        found = parent / "shared" / "data" / "locomo-dev"
-        if found.is_dir():
-            return found
-    return ROOT / "missing-shared-data"
-
+from protocol import cpu_model, locomo_dev  # noqa: E402 - bench/protocol.py, beside this script
 
 DEFAULT = [
-    *sorted(shared_data().glob("*.json")),
+    *sorted(locomo_dev(ROOT).glob("*.json")),
     *sorted((ROOT / "axiom" / "samples" / "claude_code").rglob("*.jsonl")),
 ]
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def load() -> str:

@@ -4,10 +4,32 @@ per metric. Shared by the bench scripts and `bench/run`, so every figure has one
 from __future__ import annotations
 
 import json
+import platform
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+
+def locomo_dev(root: Path) -> Path:
+    """`shared/data/locomo-dev` in the nearest parent of `root` that has it (a worktree sits
+    deeper than the main checkout); a path that does not exist if none has it."""
+    for parent in root.parents:
+        found = parent / "shared" / "data" / "locomo-dev"
+        if found.is_dir():
+            return found
+    return root / "missing-shared-data"
+
+
+def cpu_model() -> str:
+    """The CPU's model name, for the machine a figure ran on."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
 
 
 def p95(samples: Sequence[float]) -> float:
