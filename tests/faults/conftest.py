@@ -3,23 +3,11 @@ tests/queue/conftest.py, as tests/outbox does) plus the checks every fault test 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from typing import Any
-
 import pytest
 
+from tests.queue_fixtures import load_queue_fixtures
 
-def _load_queue_fixtures() -> Any:
-    path = Path(__file__).resolve().parents[1] / "queue" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("axiom_tests_queue_fixtures_faults", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_queue = _load_queue_fixtures()
+_queue = load_queue_fixtures("axiom_tests_queue_fixtures_faults")
 broker = _queue.broker
 celery_app = _queue.celery_app
 celery_process = _queue.celery_process

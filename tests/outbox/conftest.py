@@ -4,10 +4,8 @@ broker and Celery worker) are borrowed from tests/queue/conftest.py."""
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,18 +14,9 @@ from axiom.store.db import Database
 from axiom.vectors.config import configured_embedding_version, embedding_version_of, shared_embedder
 from axiom.vectors.embedder import Embedder
 from axiom.vectors.lance_store import LanceStore
+from tests.queue_fixtures import load_queue_fixtures
 
-
-def _load_queue_fixtures() -> Any:
-    path = Path(__file__).resolve().parents[1] / "queue" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("axiom_tests_queue_fixtures", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_queue = _load_queue_fixtures()
+_queue = load_queue_fixtures("axiom_tests_queue_fixtures")
 broker = _queue.broker
 celery_app = _queue.celery_app
 worker = _queue.worker
