@@ -62,6 +62,7 @@ class HealthOut(Schema):
     messages: int
     data_dir_ok: bool
     lock_wait_ms: float
+    warm: bool
 
 
 class PageParams(Schema):

@@ -10,8 +10,9 @@ stage and status, 40 per session) written in bulk into DuckDB `entries` + `citat
 their sessions, one build run per session with its stage metrics, and LanceDB rows with
 random unit vectors plus the FTS and (from 50,000 rows) IVF_FLAT index, as the writer
 leaves them. Then the real web server (`manage.py runserver`, as `make up` runs it) on a
-free port. Each page is fetched `--requests` times after one warm-up; the figure is the
-time to the first byte of the body. Search: the same kind of queries (distinct, so no
+free port, measured once its warm-up (first page read, query model) has finished, as
+`/api/v1/health` reports. Each page is fetched `--requests` times after one warm-up; the
+figure is the time to the first byte of the body. Search: the same kind of queries (distinct, so no
 cached embedding) through `SearchService.search` in this process (k=20, hybrid, as the
 page asks) and through `GET /search/?q=` over HTTP; the target compares their p50 and p95.
 """
@@ -204,7 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     try:
         with runserver(
-            base_dir, base_dir / "runserver.log", AXIOM_EMBEDDER=os.environ["AXIOM_EMBEDDER"]
+            base_dir,
+            base_dir / "runserver.log",
+            warm=True,
+            AXIOM_EMBEDDER=os.environ["AXIOM_EMBEDDER"],
         ) as base:
             pages = time_paths(base, PAGES, args.requests)
             api = time_paths(base, API, args.requests)

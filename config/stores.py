@@ -19,6 +19,7 @@ from pathlib import Path
 from django.conf import settings
 
 from axiom.config import AxiomConfig
+from axiom.observability.dashboard import collect_dashboard
 from axiom.retrieval.query import QueryError, SearchUnavailable
 from axiom.retrieval.search import SearchService
 from axiom.store.api_token import ensure_api_token
@@ -75,6 +76,25 @@ def search_service() -> Iterator[SearchService]:
             service.close()
 
 
+_warmed = threading.Event()
+
+
+def is_warm() -> bool:
+    """Whether the start-up warm-up has finished (health reports it, so a benchmark or a
+    load balancer can wait for it)."""
+    return _warmed.is_set()
+
+
+def warm_pages() -> None:
+    """Read the dashboard once: the first parameterized DuckDB query of a process imports
+    pandas (a third of a second), and the store's pages enter the OS cache."""
+    try:
+        with get_database().read() as conn:
+            collect_dashboard(conn)
+    except Exception:  # noqa: BLE001 - a warm-up must never take the web down
+        log.exception("page warm-up failed")
+
+
 def warm_search() -> None:
     """Load the query model and open the index now, so the first search a person makes
     is as fast as the rest (loading e5 takes seconds). Failures are only logged: the
@@ -93,9 +113,19 @@ def warm_search() -> None:
     log.info("search warmed in %.1f s", time.perf_counter() - started)
 
 
-def warm_search_in_background() -> threading.Thread:
-    """`warm_search` in a daemon thread: the web answers while the model loads."""
-    thread = threading.Thread(target=warm_search, name="axiom-warm-search", daemon=True)
+def warm() -> None:
+    """Pages first (fast), then search; `is_warm` turns true when both are done, failed
+    or not."""
+    try:
+        warm_pages()
+        warm_search()
+    finally:
+        _warmed.set()
+
+
+def warm_in_background() -> threading.Thread:
+    """`warm` in a daemon thread: the web answers while the model loads."""
+    thread = threading.Thread(target=warm, name="axiom-warm-up", daemon=True)
     thread.start()
     return thread
 
@@ -109,6 +139,7 @@ def reset() -> None:
         _retired.update(s for s in _services.values() if s in _leases)
         _services.clear()
         _databases.clear()
+        _warmed.clear()
     for service in idle:
         service.close()
 

@@ -3,6 +3,7 @@ from outside the Django test client (schemathesis, Chromium)."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -23,14 +24,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _wait_until_up(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> None:
+def _wait_until_up(
+    url: str, proc: subprocess.Popen, log: Path, timeout: float, warm: bool = False
+) -> None:
+    """Until `url` (the health endpoint) answers; with `warm`, until it also reports the
+    start-up warm-up done (the benchmarks measure the steady state, not the model load)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"runserver exited with {proc.returncode}:\n{log.read_text()}")
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
+                if response.status == 200 and (not warm or json.load(response)["warm"]):
                     return
         except urllib.error.HTTPError as error:
             if error.code == 401:  # up, and asking for AXIOM_AUTH_TOKEN
@@ -42,8 +47,9 @@ def _wait_until_up(url: str, proc: subprocess.Popen, log: Path, timeout: float) 
 
 
 @contextmanager
-def runserver(data_dir: Path, log: Path, **env_extra: str) -> Iterator[str]:
-    """Serve the site over `data_dir` (DEBUG off, static files on); yields the base URL."""
+def runserver(data_dir: Path, log: Path, warm: bool = False, **env_extra: str) -> Iterator[str]:
+    """Serve the site over `data_dir` (DEBUG off, static files on); yields the base URL,
+    with `warm` only once the server's warm-up (pages, query model) has finished."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AXIOM_")}
     env.update({"AXIOM_DATA_DIR": str(data_dir), "AXIOM_DEBUG": "0", "PYTHONUNBUFFERED": "1"})
     env.update(env_extra)
@@ -59,7 +65,7 @@ def runserver(data_dir: Path, log: Path, **env_extra: str) -> Iterator[str]:
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_up(f"{base}/api/v1/health", proc, log, timeout=60)
+        _wait_until_up(f"{base}/api/v1/health", proc, log, timeout=180 if warm else 60, warm=warm)
         yield base
     finally:
         proc.terminate()

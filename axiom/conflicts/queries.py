@@ -91,8 +91,10 @@ def list_conflicts(
     status: str = "all",
     entry_id: str | None = None,
     as_of: datetime | None = None,
+    limit: int | None = None,
 ) -> list[ConflictRow]:
-    """Conflicts, newest first; `status` open, resolved or all; `entry_id` those naming it.
+    """Conflicts, newest first; `status` open, resolved or all; `entry_id` those naming it;
+    at most `limit` (the dashboard's few, not every conflict ever found).
 
     With `as_of` (bitemporal): only conflicts between entries whose sources were both
     written by then, each as it stood then: a resolution recorded later is not shown
@@ -109,12 +111,18 @@ def list_conflicts(
             " AND coalesce(f.said_at, f.created_ts) <= ?) = 2"
         )
         params.append(as_of)
+    elif status != "all":  # as of now the stored status is the one to filter on
+        where.append("status = ?")
+        params.append(status)
     sql = f"SELECT {_COLS} FROM conflicts"
     if where:
         sql += " WHERE " + " AND ".join(where)
     sql += " ORDER BY detected_at DESC, conflict_id"
+    if as_of is None and limit is not None:
+        sql += " LIMIT ?"
+        params.append(int(limit))
     rows = [_as_of(ConflictRow(*r), as_of) for r in conn.execute(sql, params).fetchall()]
-    return [r for r in rows if status == "all" or r.status == status]
+    return [r for r in rows if status == "all" or r.status == status][:limit]
 
 
 def open_partners(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, list[str]]:

@@ -54,5 +54,5 @@ def collect_dashboard(conn: duckdb.DuckDBPyConnection, days: int = 30) -> Dashbo
         sessions_per_day=sessions_per_day(conn, days),
         runs_by_status=count_runs_by_status(conn),
         recent=recent_entries(conn, BELIEVED, RECENT),
-        open_conflicts=list_conflicts(conn, status="open")[:RECENT],
+        open_conflicts=list_conflicts(conn, status="open", limit=RECENT),
     )

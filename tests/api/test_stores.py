@@ -1,5 +1,5 @@
-"""`config.stores.reset` (run by `forget` inside a request) never closes a search service
-under a request still using it: the service is swapped out and closed when returned."""
+"""`config.stores`: `reset` (run by `forget` inside a request) never closes a search service
+under a request still using it; the start-up warm-up is reported by health."""
 
 from __future__ import annotations
 
@@ -25,3 +25,11 @@ def test_reset_waits_for_the_request_holding_the_service(site: Database) -> None
     assert not _refuses_work(fresh)  # the current one stays open
     stores.reset()
     assert _refuses_work(fresh)  # idle: closed at once
+
+
+def test_health_says_warm_once_the_warm_up_has_run(site: Database, client) -> None:  # type: ignore[no-untyped-def]
+    assert client.get("/api/v1/health").json()["warm"] is False
+    stores.warm_in_background().join(timeout=120)
+    assert client.get("/api/v1/health").json()["warm"] is True
+    stores.reset()  # a fresh data dir is not warm
+    assert client.get("/api/v1/health").json()["warm"] is False

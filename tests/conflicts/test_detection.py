@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from axiom.conflicts.commands import resolve
 from axiom.conflicts.queries import list_conflicts
 from axiom.entries.queries import list_entries
 from axiom.projections import rebuild_all
@@ -16,6 +17,16 @@ DB_SWITCH = (
     " having migrated from Postgres to CockroachDB last sprint"
 )
 RAISED = "업로드 최대 크기를 50MB로 늘렸다"
+KOREAN_SESSIONS = {  # a replaced decision and a changed value: two conflicts
+    "ko1": [
+        Said("알림 서비스의 메시지 큐는 RabbitMQ를 쓰기로 했다"),
+        Said("업로드 파일 최대 크기는 20MB이다", "fact", "업로드 최대 크기", "20MB"),
+    ],
+    "ko2": [
+        Said("알림 서비스 메시지 큐를 RabbitMQ에서 NATS로 옮기기로 정했다"),
+        Said(RAISED, "fact", "업로드 최대 크기", "50MB"),
+    ],
+}
 
 
 def _entries(db: Database) -> dict[str, tuple[str, str]]:
@@ -72,16 +83,7 @@ def test_korean_contradictions_conflict(db: Database, tmp_path: Path) -> None:
     run_sessions(
         db,
         tmp_path,
-        {
-            "ko1": [
-                Said("알림 서비스의 메시지 큐는 RabbitMQ를 쓰기로 했다"),
-                Said("업로드 파일 최대 크기는 20MB이다", "fact", "업로드 최대 크기", "20MB"),
-            ],
-            "ko2": [
-                Said("알림 서비스 메시지 큐를 RabbitMQ에서 NATS로 옮기기로 정했다"),
-                Said(RAISED, "fact", "업로드 최대 크기", "50MB"),
-            ],
-        },
+        KOREAN_SESSIONS,
     )
     kinds = sorted(c.conflict_type for c in _open(db))
     assert kinds == ["changed_value", "replacement"]
@@ -139,3 +141,23 @@ def test_conflicts_survive_a_rebuild_unchanged(db: Database, tmp_path: Path, tab
     before = table_rows(db, "conflicts", "conflict_facts"), _entries(db)
     rebuild_all(db)
     assert (table_rows(db, "conflicts", "conflict_facts"), _entries(db)) == before
+
+
+def test_listing_filters_by_status_and_keeps_the_newest_within_a_limit(
+    db: Database, tmp_path: Path
+) -> None:
+    run_sessions(
+        db,
+        tmp_path,
+        KOREAN_SESSIONS,
+    )
+    both = _open(db)
+    with db.read() as conn:
+        assert list_conflicts(conn, "open", limit=1) == both[:1]
+    resolve(db, both[0].conflict_id, "keep_both", "tester")
+    with db.read() as conn:
+        assert [c.conflict_id for c in list_conflicts(conn, "open", limit=5)] == [
+            both[1].conflict_id
+        ]
+        assert [c.conflict_id for c in list_conflicts(conn, "resolved")] == [both[0].conflict_id]
+        assert len(list_conflicts(conn, "all")) == 2
