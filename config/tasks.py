@@ -28,10 +28,13 @@ MAX_ISSUES_REPORTED = 200
 
 
 @app.task(name="axiom.ingest_path", bind=True)
-def ingest_path(self: Task, path: str, fmt: str | None = None) -> dict[str, Any]:
+def ingest_path(
+    self: Task, path: str, fmt: str | None = None, within: list[str] | None = None
+) -> dict[str, Any]:
     """Append the sessions found at `path`; the writer projects them; the memory pipeline
     then runs over them one after the other, oldest first (`process_in_order`). Each file
-    read is reported as the task's PROGRESS state (the import page polls it)."""
+    read is reported as the task's PROGRESS state (the import page polls it). `within`:
+    the import roots a path from the import page was confined to."""
     db = open_database()
     done = 0
 
@@ -41,7 +44,8 @@ def ingest_path(self: Task, path: str, fmt: str | None = None) -> dict[str, Any]
         if self.request.id:  # called through the broker, not directly
             self.update_state(state="PROGRESS", meta={"files_done": done})
 
-    report = import_paths(db, [Path(path)], fmt=fmt, project=False, on_file=on_file)
+    roots = [Path(r) for r in within] if within is not None else None
+    report = import_paths(db, [Path(path)], fmt=fmt, project=False, on_file=on_file, within=roots)
     discard_imported_upload(db.path.parent, Path(path), len(report.issues))
     project.delay()
     if report.session_ids:

@@ -61,10 +61,10 @@ def import_page(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _form(request)
     try:
-        source = _source(request)
+        source, within = _source(request)
     except ImportRefused as exc:
         return _form(request, str(exc), exc.status)
-    started = ingest_path.delay(str(source))
+    started = ingest_path.delay(str(source), within=within)
     return redirect("viewer-import-status", task_id=started.id)
 
 
@@ -78,8 +78,9 @@ def _form(request: HttpRequest, error: str = "", status: int = 200) -> HttpRespo
     return render(request, "viewer/import/page.html", context, status=status)
 
 
-def _source(request: HttpRequest) -> Path:
-    """The uploaded file (stored), else the confined path; `ImportRefused` otherwise."""
+def _source(request: HttpRequest) -> tuple[Path, list[str] | None]:
+    """The uploaded file (stored), else the confined path with the roots that confine it
+    (links inside a folder are checked against them too); `ImportRefused` otherwise."""
     upload = request.FILES.get("file")
     typed = request.POST.get("path", "").strip()
     if upload is not None:
@@ -88,7 +89,7 @@ def _source(request: HttpRequest) -> Path:
             raise ImportRefused(f"The file is larger than {settings.AXIOM_IMPORT_MAX_MB} MB.", 413)
         data_dir = Path(settings.AXIOM_DATA_DIR)
         try:
-            return store_upload(data_dir, upload.name or "", upload.chunks(), limit)
+            return store_upload(data_dir, upload.name or "", upload.chunks(), limit), None
         except UploadTooLarge as exc:
             raise ImportRefused(f"Refused: {exc}.", 413) from None
     if not typed:
@@ -99,7 +100,7 @@ def _source(request: HttpRequest) -> Path:
         raise ImportRefused(f"Refused: {exc}.", 403) from None
     if not path.exists():
         raise ImportRefused(f"Nothing at {typed!r}: no such file or folder.")
-    return path
+    return path, [str(root) for root in Settings.from_env().import_roots]
 
 
 def import_status(request: HttpRequest, task_id: str) -> HttpResponse:

@@ -18,7 +18,7 @@ an unknown name raises `UnknownFormat`, whose message lists the known names.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ SUFFIXES = {
 }
 SNIFFED_SUFFIXES = {".json"}
 TRANSCRIPT_SUFFIXES = frozenset(SUFFIXES) | SNIFFED_SUFFIXES
+OUTSIDE_ROOTS = "not read: a link to a file outside the import roots"
 
 
 class UnknownFormat(ValueError):
@@ -98,20 +99,27 @@ def parse_file(path: Path, fmt: str | None = None) -> ParsedFile:
     return PARSERS[name](path, data)
 
 
-def discover(paths: Iterable[Path]) -> tuple[list[Path], list[InputIssue]]:
+def discover(
+    paths: Iterable[Path], within: Sequence[Path] | None = None
+) -> tuple[list[Path], list[InputIssue]]:
     """Expand folders into the transcript files below them, in a stable order.
 
     Files named explicitly are taken whatever their suffix; inside folders only
-    `TRANSCRIPT_SUFFIXES` (.jsonl, .json, .md, .markdown, .txt) are picked up."""
+    `TRANSCRIPT_SUFFIXES` (.jsonl, .json, .md, .markdown, .txt) are picked up. With
+    `within` (a folder sent to the server), a file in it that is a link to somewhere
+    outside those roots is skipped with an issue, never read."""
     files: list[Path] = []
     issues: list[InputIssue] = []
+    roots = [Path(r).resolve() for r in within] if within is not None else None
     for path in paths:
         if path.is_dir():
-            files += sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file() and p.suffix.lower() in TRANSCRIPT_SUFFIXES
-            )
+            for p in sorted(path.rglob("*")):
+                if not (p.is_file() and p.suffix.lower() in TRANSCRIPT_SUFFIXES):
+                    continue
+                if roots is not None and not any(p.resolve().is_relative_to(r) for r in roots):
+                    issues.append(InputIssue(str(p), None, OUTSIDE_ROOTS))
+                    continue
+                files.append(p)
         elif path.is_file():
             files.append(path)
         else:

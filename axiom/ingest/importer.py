@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -198,8 +198,11 @@ def import_paths(
     fmt: str | None = None,
     on_file: Callable[[Path], None] | None = None,
     project: bool = True,
+    within: Sequence[Path] | None = None,
 ) -> ImportReport:
-    files, issues = discover(paths)
+    """Import the transcripts at `paths`; `within`: the import roots a path sent to the
+    server was confined to (links inside its folders must not lead out of them)."""
+    files, issues = discover(paths, within)
     report = ImportReport(issues=list(issues))
     for path in files:
         report.files += 1

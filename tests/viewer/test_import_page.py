@@ -93,10 +93,20 @@ def test_a_path_under_the_import_roots_is_imported(
     root = tmp_path / "transcripts"
     (root / "proj").mkdir(parents=True)
     (root / "proj" / "s.jsonl").write_bytes(sample_session.read_bytes())
+    (transcript,) = parse_file(sample_session).transcripts
+    elsewhere = tmp_path / "private" / "other.jsonl"  # another session, outside the roots
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(sample_session.read_text().replace(transcript.session_id, "private-1"))
+    (root / "proj" / "link.jsonl").symlink_to(elsewhere)
     monkeypatch.setenv("AXIOM_IMPORT_ROOTS", str(root))
     response = client.post(reverse("viewer-import"), {"path": str(root / "proj")})
     assert response.status_code == 302
-    assert summary(finished(client, response["Location"]))["sessions_new"] == 1
+    page = finished(client, response["Location"])
+    assert summary(page)["sessions_new"] == 1  # the link out of the roots was not read
+    assert "link.jsonl" in page and "outside the import roots" in page
+    with site.read() as conn:  # the events (the worker projects sessions later)
+        stored = conn.execute("SELECT DISTINCT session_id FROM events").fetchall()
+    assert stored == [(transcript.session_id,)]
 
 
 def test_a_path_outside_the_roots_is_refused_with_a_clear_message(
