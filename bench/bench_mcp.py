@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import shutil
@@ -48,6 +47,7 @@ from axiom.store.db import Database  # noqa: E402
 from axiom.store.migrate import migrate  # noqa: E402
 from axiom.vectors.config import configured_embedder, embedding_version_of  # noqa: E402
 from axiom.vectors.lance_store import LanceStore  # noqa: E402
+from bench import protocol  # noqa: E402
 from bench.bench_search import _zipf_words, synthetic_entries, write_duckdb, write_lance  # noqa: E402
 
 TARGET_MS = 50.0
@@ -70,11 +70,6 @@ def build_store(data_dir: Path, n: int) -> str:
         with store.writer_lock():
             built = f"IVF_FLAT: {store.ensure_vector_index(min_rows=IVF_MIN_ROWS)}"
     return f"{n:,} entries (DuckDB {duck_s:.1f}s, LanceDB + FTS {lance_s:.1f}s, {built})"
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
 async def measure(data_dir: Path, queries: list[str], k: int) -> tuple[list[float], list[float]]:
@@ -106,35 +101,22 @@ def results(core_ms: list[float], mcp_ms: list[float]) -> list[dict]:
     """The protocol's result rows: each side, and the differences with the target."""
     rows = []
     for name, values in (("core SearchService.search", core_ms), ("MCP mem-search", mcp_ms)):
-        rows.append(
-            {
-                "metric": f"{name} latency",
-                "unit": "ms",
-                "median": round(statistics.median(values), 1),
-                "p95": round(_percentile(values, 0.95), 1),
-                "value": None,
-                "reference": None,
-                "ratio": None,
-                "target": None,
-                "met": None,
-            }
-        )
+        pct = (round(statistics.median(values), 1), round(protocol.p95(values), 1))
+        rows.append(protocol.result(f"{name} latency", "ms", percentiles=pct))
     core_p50, mcp_p50 = rows[0]["median"], rows[1]["median"]
     core_p95, mcp_p95 = rows[0]["p95"], rows[1]["p95"]
     for label, mcp, ref in (("p50", mcp_p50, core_p50), ("p95", mcp_p95, core_p95)):
         diff = round(mcp - ref, 1)
         rows.append(
-            {
-                "metric": f"MCP minus core, {label}",
-                "unit": "ms",
-                "median": None,
-                "p95": None,
-                "value": diff,
-                "reference": ref,
-                "ratio": round(mcp / ref, 2) if ref else None,
-                "target": f"{label} difference < {TARGET_MS:.0f} ms",
-                "met": diff < TARGET_MS,
-            }
+            protocol.result(
+                f"MCP minus core, {label}",
+                "ms",
+                value=diff,
+                reference=ref,
+                ratio=round(mcp / ref, 2) if ref else None,
+                target=f"{label} difference < {TARGET_MS:.0f} ms",
+                met=diff < TARGET_MS,
+            )
         )
     return rows
 
@@ -173,16 +155,15 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"{r['metric']:<36} {figures}")
     print(f"{len(core_ms)} queries, k={args.k}; load average {load} on {os.cpu_count()} cores")
-    if args.json:
-        params = {
-            "entries": n,
-            "queries": len(core_ms),
-            "k": args.k,
-            "embedder": embedder,
-            "load_average": load,
-            "cpus": os.cpu_count(),
-        }
-        args.json.write_text(json.dumps({"benchmark": "mcp", "params": params, "results": rows}))
+    params = {
+        "entries": n,
+        "queries": len(core_ms),
+        "k": args.k,
+        "embedder": embedder,
+        "load_average": load,
+        "cpus": os.cpu_count(),
+    }
+    protocol.write_json(args.json, "mcp", params, rows)
     return 0 if all(r["met"] is not False for r in rows) else 1
 
 

@@ -13,7 +13,6 @@ grouping, 51 rows). Target: p95 < 300 ms (the list pages' first-byte budget).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -27,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 from axiom.entries.queries import EntryFilter, list_entries, list_entry_groups  # noqa: E402
 from axiom.store.db import Database  # noqa: E402
 from axiom.store.migrate import migrate  # noqa: E402
+from bench import protocol  # noqa: E402
 
 STAGES = ("raw", "working", "candidate", "verified", "certified")
 TYPES = ("decision", "fact", "task_note", "preference")
@@ -59,11 +59,6 @@ def timed(db: Database, run, runs: int) -> list[float]:  # noqa: ANN001 - a call
     return out[1:]  # the first run warms the file cache
 
 
-def p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
@@ -92,28 +87,20 @@ def main() -> None:
         print(f"reference list_entries(limit=51): median {ref_median:.1f} ms")
         for name, run in cases.items():
             values = timed(db, run, runs)
-            med, high = statistics.median(values), p95(values)
+            med, high = statistics.median(values), protocol.p95(values)
             print(f"{name}: median {med:.1f} ms, p95 {high:.1f} ms, {med / ref_median:.1f}x ref")
             results.append(
-                {
-                    "metric": f"list_entry_groups: {name}",
-                    "unit": "ms",
-                    "median": med,
-                    "p95": high,
-                    "value": None,
-                    "reference": ref_median,
-                    "ratio": med / ref_median,
-                    "target": "p95 < 300 ms",
-                    "met": high < 300,
-                }
+                protocol.result(
+                    f"list_entry_groups: {name}",
+                    "ms",
+                    values,
+                    reference=ref_median,
+                    ratio=med / ref_median,
+                    target="p95 < 300 ms",
+                    met=high < 300,
+                )
             )
-    if args.json:
-        report = {
-            "benchmark": "memory_list",
-            "params": {"entries": n, "runs": runs},
-            "results": results,
-        }
-        args.json.write_text(json.dumps(report, indent=2))
+    protocol.write_json(args.json, "memory_list", {"entries": n, "runs": runs}, results)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import json
 import os
 import random
 import shutil
@@ -30,6 +29,7 @@ import tempfile
 import time
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import protocol  # noqa: E402 - bench/protocol.py, beside this script
 from bench_search import _zipf_words, synthetic_entries, write_duckdb, write_lance  # noqa: E402
 
 from axiom.config import AxiomConfig  # noqa: E402
@@ -156,18 +157,13 @@ def time_search(base: str, service: SearchService, queries: int, seed: int) -> d
     return {"core": percentiles(core), "http": percentiles(over_http)}
 
 
-def result(metric: str, p50: float, p95: float, target: str, met: bool, **kw: object) -> dict:
-    return {
-        "metric": metric,
-        "unit": "ms",
-        "median": round(p50, 1),
-        "p95": round(p95, 1),
-        "value": None,
-        "reference": kw.get("reference"),
-        "ratio": kw.get("ratio"),
-        "target": target,
-        "met": met,
-    }
+def result(
+    metric: str, p50: float, p95: float, target: str | None, met: bool | None, **kw: Any
+) -> dict[str, Any]:
+    """A latency row of the bench protocol (milliseconds, rounded to 0.1)."""
+    return protocol.result(
+        metric, "ms", percentiles=(round(p50, 1), round(p95, 1)), target=target, met=met, **kw
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -265,18 +261,15 @@ def main(argv: list[str] | None = None) -> int:
             ratio=round(h95 / c95, 2) if c95 else None,
         )
     )
-    if args.json:
-        params = {
-            "entries": args.entries,
-            "requests": args.requests,
-            "queries": args.queries,
-            "embedder": embedding_version_of(embedder),
-            "load_average": round(load, 2),
-            "cpus": os.cpu_count(),
-        }
-        args.json.write_text(
-            json.dumps({"benchmark": "pages", "params": params, "results": results}, indent=1)
-        )
+    params = {
+        "entries": args.entries,
+        "requests": args.requests,
+        "queries": args.queries,
+        "embedder": embedding_version_of(embedder),
+        "load_average": round(load, 2),
+        "cpus": os.cpu_count(),
+    }
+    protocol.write_json(args.json, "pages", params, results)
     return 0
 
 

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ["AXIOM_EMBEDDER"] = "none"  # embeddings and task vectors are another benchmark
 
-from protocol import cpu_model, locomo_dev  # noqa: E402 - bench/protocol.py, beside this script
+from protocol import cpu_model, locomo_dev, result, write_json  # noqa: E402 - bench/protocol.py, beside this script
 
 DEFAULT = [
     *sorted(locomo_dev(ROOT).glob("*.json")),
@@ -154,18 +154,12 @@ def check_spans(db_path: Path) -> dict[str, int]:
     return out
 
 
-def result(metric: str, unit: str, value: float, **more: Any) -> dict[str, Any]:
-    row = {"metric": metric, "unit": unit, "median": None, "p95": None, "value": value}
-    row |= {"reference": None, "ratio": None, "target": None, "met": None} | more
-    return row
-
-
 def ratio_row(metric: str, bare: float, pipe: float) -> dict[str, Any]:
     ratio = round(bare / pipe, 1)
     return result(
         metric,
         "x",
-        ratio,
+        value=ratio,
         reference=round(bare, 1),
         ratio=ratio,
         target="<= 100x",
@@ -214,17 +208,17 @@ def main() -> int:
         **spans,
     }
     results = [
-        result("bare load (JSON parse + Arrow insert)", "msg/s", round(bare, 1)),
+        result("bare load (JSON parse + Arrow insert)", "msg/s", value=round(bare, 1)),
         result(
             "pipeline (import + extract + align + graduate + tasks)",
             "msg/s",
-            round(pipe, 1),
+            value=round(pipe, 1),
             target=">= 2000 msg/s",
             met=pipe >= 2000,
         ),
         ratio_row("bare load / pipeline (wall clock)", bare, pipe),
-        result("bare load, per CPU second", "msg/s", round(bare_cpu, 1)),
-        result("pipeline, per CPU second", "msg/s", round(pipe_cpu, 1)),
+        result("bare load, per CPU second", "msg/s", value=round(bare_cpu, 1)),
+        result("pipeline, per CPU second", "msg/s", value=round(pipe_cpu, 1)),
         ratio_row(
             "bare load / pipeline (CPU time: steadier on a loaded machine)", bare_cpu, pipe_cpu
         ),
@@ -234,10 +228,7 @@ def main() -> int:
     for row in results:
         met = "" if row["met"] is None else f"  (target {row['target']}: {row['met']})"
         print(f"{row['metric']:>62}: {row['value']} {row['unit']}{met}")
-    if args.json:
-        args.json.write_text(
-            json.dumps({"benchmark": "pipeline", "params": params, "results": results}, indent=2)
-        )
+    write_json(args.json, "pipeline", params, results)
     return 1 if spans["mismatched"] else 0
 
 

@@ -44,6 +44,7 @@ from bench_search import (  # noqa: E402
     write_duckdb,
     write_lance,
 )
+from protocol import result  # noqa: E402 - bench/protocol.py, beside this script
 from soak_db import get, machine, summarize, web_server  # noqa: E402
 
 from axiom.config import AxiomConfig  # noqa: E402
@@ -129,28 +130,31 @@ def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def protocol_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in rows:
-        n = r["entries"]
-        p95 = r["search"]["p95_ms"]
+        n, search, page = r["entries"], r["search"], r["page"]
+        at_1m = n >= 1_000_000
         out += [
-            {"metric": f"load {n:,} entries", "unit": "items/s", "median": None, "p95": None,
-             "value": round(n / r["load_s"]), "reference": None, "ratio": None,
-             "target": None, "met": None},
-            {"metric": f"search at {n:,} entries", "unit": "ms",
-             "median": r["search"]["p50_ms"], "p95": p95, "value": None, "reference": None,
-             "ratio": None, "target": "p95 < 150 ms" if n >= 1_000_000 else None,
-             "met": p95 < 150 if n >= 1_000_000 else None},
-            {"metric": f"page at {n:,} entries", "unit": "ms", "median": r["page"]["p50"],
-             "p95": r["page"]["p95"], "value": None, "reference": None, "ratio": None,
-             "target": None, "met": None},
-        ]  # fmt: skip
+            result(f"load {n:,} entries", "items/s", value=round(n / r["load_s"])),
+            result(
+                f"search at {n:,} entries",
+                "ms",
+                percentiles=(search["p50_ms"], search["p95_ms"]),
+                target="p95 < 150 ms" if at_1m else None,
+                met=search["p95_ms"] < 150 if at_1m else None,
+            ),
+            result(f"page at {n:,} entries", "ms", percentiles=(page["p50"], page["p95"])),
+        ]
     for g in growth(rows):
         for what in ("load", "search_p95", "page_p95"):
             out.append(
-                {"metric": f"{what} growth to {g['entries']:,} (cost ratio / size ratio)",
-                 "unit": "x", "median": None, "p95": None, "value": g[what], "reference": None,
-                 "ratio": g[what], "target": "<= 1 (no worse than linear)",
-                 "met": g[what] <= 1.0}
-            )  # fmt: skip
+                result(
+                    f"{what} growth to {g['entries']:,} (cost ratio / size ratio)",
+                    "x",
+                    value=g[what],
+                    ratio=g[what],
+                    target="<= 1 (no worse than linear)",
+                    met=g[what] <= 1.0,
+                )
+            )
     return out
 
 

@@ -42,18 +42,22 @@ def result(
     unit: str,
     samples: Sequence[float] | None = None,
     *,
+    percentiles: tuple[float, float] | None = None,
     value: float | None = None,
     reference: float | None = None,
     ratio: float | None = None,
     target: str | None = None,
     met: bool | None = None,
 ) -> dict[str, Any]:
-    """One metric: `samples` give median and p95; `value` is a single figure."""
+    """One metric: `samples` give median and p95, or `percentiles` gives (median, p95)
+    computed elsewhere; `value` is a single figure."""
+    if samples:
+        percentiles = (statistics.median(samples), p95(samples))
     return {
         "metric": metric,
         "unit": unit,
-        "median": statistics.median(samples) if samples else None,
-        "p95": p95(samples) if samples else None,
+        "median": percentiles[0] if percentiles else None,
+        "p95": percentiles[1] if percentiles else None,
         "value": value,
         "reference": reference,
         "ratio": ratio,
