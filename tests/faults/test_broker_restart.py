@@ -31,11 +31,12 @@ from tests.faults.support import assert_processed, assert_recovered, count, writ
 from tests.live_server import runserver
 
 pytestmark = pytest.mark.slow
-SESSIONS, MESSAGES = 8, 4
+SESSIONS, MESSAGES = 10, 4
 BUILDS = "SELECT count(*) FROM events WHERE event_type = 'build_finished'"
 INGESTS = "SELECT count(*) FROM events WHERE event_type = 'session_ingested'"
 PENDING = "SELECT count(*) FROM vector_outbox WHERE status <> 'done'"
 TASK_LINE = re.compile(r"Task axiom\.process_sessions\[([0-9a-f-]+)\] (received|succeeded)")
+REMAINING = re.compile(r"Task axiom\.process_sessions\[[0-9a-f-]+\] succeeded .*'remaining': (\d+)")
 LOST = "wait for the memory pipeline: send the same import again once the broker is back"
 
 
@@ -74,10 +75,12 @@ def log_since(log: Path, offset: int) -> str:
 
 def pipeline_task_running(log: Path, offset: int) -> bool:
     """True once the worker's log, past `offset`, shows a `process_sessions` task received
-    and not finished."""
+    and not finished, with sessions after its own left to queue."""
     open_tasks: set[str] = set()
     for task_id, what in TASK_LINE.findall(log_since(log, offset)):
         (open_tasks.add if what == "received" else open_tasks.discard)(task_id)
+    remaining = REMAINING.findall(log_since(log, 0))
+    assert not remaining or int(remaining[-1]) >= 2, "too few sessions left to stop mid-chain"
     return bool(open_tasks)
 
 
