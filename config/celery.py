@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from celery import Celery
 from kombu import Queue
+from kombu.exceptions import OperationalError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from axiom.settings import Settings
 
@@ -18,6 +21,9 @@ PROJECT_EVERY_SECONDS = _SETTINGS.project_every_seconds
 DRAIN_EVERY_SECONDS = _SETTINGS.drain_every_seconds
 RECONCILE_EVERY_SECONDS = _SETTINGS.reconcile_every_seconds
 DEMOTE_EVERY_SECONDS = 24 * 60 * 60  # half-lives are counted in days
+# What sending a task (kombu) or reading/storing a result (redis) raises while the broker,
+# which is also the result backend, does not answer.
+BROKER_DOWN: tuple[type[Exception], ...] = (OperationalError, RedisConnectionError, RedisTimeoutError)  # fmt: skip
 
 app = Celery("axiom", broker=BROKER_URL, backend=_SETTINGS.celery_result_backend)
 app.conf.update(
@@ -33,6 +39,12 @@ app.conf.update(
     task_reject_on_worker_lost=True,
     worker_prefetch_multiplier=1,
     broker_connection_retry_on_startup=True,
+    # The broker may stop and come back (`axiom up` restarts it): workers and beat keep
+    # trying to reconnect, logging each attempt, rather than exit after 100 (~45 min).
+    broker_connection_max_retries=None,
+    # A task running when the broker goes away finishes its work: its message died with the
+    # broker (nothing kept on disk), so cancelling it would only throw the work away.
+    worker_cancel_long_running_tasks_on_connection_loss=False,
     # Redis hands a dead worker's unacknowledged task back once it is older than
     # visibility_timeout (default 1 h). Tasks are idempotent, so 5 min is safe: a task that
     # outlives it only runs twice with no new effect.

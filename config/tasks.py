@@ -20,11 +20,30 @@ from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
 from axiom.projections import project_all
 from axiom.store.migrate import open_database
-from config.celery import app
+from config.celery import BROKER_DOWN, app
 
 log = logging.getLogger(__name__)
 # An import of a broken folder can have thousands of issues; the result keeps the first.
 MAX_ISSUES_REPORTED = 200
+CAUGHT_UP_BY_BEAT = "beat's periodic task of the same name catches up once the broker is back"
+
+
+def _queue(task: Task, *args: Any, instead: str = CAUGHT_UP_BY_BEAT) -> None:
+    """Queue follow-up work. With the broker down, the work of the task that calls this is
+    already done (and stored): say what was not queued and what a person does about it,
+    rather than fail that task."""
+    try:
+        task.delay(*args)
+    except BROKER_DOWN as exc:
+        log.error("the broker does not answer (%s): %s was not queued; %s", exc, task.name, instead)
+
+
+def _process_later(session_ids: list[str]) -> None:
+    instead = (
+        f"{len(session_ids)} session(s), {session_ids[0]} first, wait for the memory pipeline:"
+        " send the same import again once the broker is back (it appends nothing twice)"
+    )
+    _queue(process_in_order, session_ids, instead=instead)
 
 
 @app.task(name="axiom.ingest_path", bind=True)
@@ -37,19 +56,25 @@ def ingest_path(
     the import roots a path from the import page was confined to."""
     db = open_database()
     done = 0
+    reporting = bool(self.request.id)  # called through the broker, not directly
 
     def on_file(_: Path) -> None:
-        nonlocal done
+        nonlocal done, reporting
         done += 1
-        if self.request.id:  # called through the broker, not directly
+        if not reporting:
+            return
+        try:
             self.update_state(state="PROGRESS", meta={"files_done": done})
+        except BROKER_DOWN as exc:  # progress is for the page; the import goes on
+            reporting = False
+            log.error("the broker does not answer (%s): import progress is not reported", exc)
 
     roots = [Path(r) for r in within] if within is not None else None
     report = import_paths(db, [Path(path)], fmt=fmt, project=False, on_file=on_file, within=roots)
     discard_imported_upload(db.path.parent, Path(path), len(report.issues))
-    project.delay()
+    _queue(project)
     if report.session_ids:
-        process_in_order.delay(ordered_sessions(db, report.session_ids))
+        _process_later(ordered_sessions(db, report.session_ids))
     return {
         "files": report.files,
         "sessions_new": report.sessions_new,
@@ -67,8 +92,8 @@ def ingest_transcript(transcript: dict[str, Any]) -> dict[str, Any]:
     (result,) = ingest_transcripts(
         open_database(), [Transcript.from_json(transcript)], actor="api", project=False
     )
-    project.delay()
-    process.delay(result.event.session_id)
+    _queue(project)
+    _process_later([result.event.session_id])
     return {"event_id": result.event.event_id, "created": result.created}
 
 
@@ -77,7 +102,7 @@ def process(session_id: str) -> dict[str, Any]:
     """The memory pipeline for one session (idempotent: a rerun appends nothing)."""
     # Projects in the same transaction: promotions read the entries table for corroboration.
     report = process_session(open_database(), session_id, configured_pipeline())
-    drain.delay()  # the session's messages, entries and tasks are queued for embedding now
+    _queue(drain)  # the session's messages, entries and tasks are queued for embedding now
     return {"session_id": session_id, "status": report.status, "entries": report.entries}
 
 
@@ -99,7 +124,7 @@ def process_in_order(session_ids: list[str]) -> dict[str, Any]:
         log.exception("processing session %s failed", head)
         result = {"session_id": head, "status": "failed", "error": repr(exc)[:1000]}
     if rest:
-        process_in_order.delay(rest)
+        _process_later(rest)
     return {**result, "remaining": len(rest)}
 
 
@@ -118,7 +143,7 @@ def drain() -> dict[str, Any]:
     """Embed pending outbox jobs into LanceDB (writer queue: the only LanceDB writer)."""
     report = drain_outbox(open_database(), max_seconds=DRAIN_BUDGET_SECONDS)
     if report.remaining and not report.error and not report.busy:
-        drain.delay()
+        _queue(drain)
     return report.to_json()
 
 

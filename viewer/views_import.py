@@ -8,6 +8,7 @@ path, which must lie under `AXIOM_IMPORT_ROOTS` (`confine_to_import_roots`). Eit
 to the worker as the `axiom.ingest_path` task, the same one `axiom up` sends the sample
 through, and the browser is redirected to the task's status page: htmx polls its progress
 fragment every second; without JavaScript the page refreshes itself until the import ends.
+While the broker does not answer, both pages say so with a 503 (`config.queue`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from celery.result import AsyncResult
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -27,7 +27,7 @@ from axiom.ingest.import_roots import PathOutsideImportRoots, confine_to_import_
 from axiom.ingest.uploads import UploadTooLarge, store_upload
 from axiom.observability.stats import collect_stats
 from axiom.settings import Settings
-from config.celery import app
+from config.queue import QueueUnavailable, send, task_result
 from config.stores import get_database
 from config.tasks import ingest_path
 from viewer.rendering import render_page
@@ -64,7 +64,10 @@ def import_page(request: HttpRequest) -> HttpResponse:
         source, within = _source(request)
     except ImportRefused as exc:
         return _form(request, str(exc), exc.status)
-    started = ingest_path.delay(str(source), within=within)
+    try:
+        started = send(ingest_path, str(source), within=within)
+    except QueueUnavailable as exc:
+        return _form(request, str(exc), 503)
     return redirect("viewer-import-status", task_id=started.id)
 
 
@@ -107,15 +110,18 @@ def import_status(request: HttpRequest, task_id: str) -> HttpResponse:
     """The import's state: waiting, reading (files done), done with its summary, failed."""
     if not TASK_ID.match(task_id):
         raise Http404("No such import")
-    context = {"task_id": task_id, **_state(AsyncResult(task_id, app=app))}
+    try:
+        context = {"task_id": task_id, **_state(*task_result(task_id))}
+    except QueueUnavailable as exc:  # the page keeps polling until the broker is back
+        context = {"task_id": task_id, "done": False, "queue_down": str(exc)}
+        return render_page(request, "viewer/import/status.html", context, fragment="progress", status=503)  # fmt: skip
     return render_page(request, "viewer/import/status.html", context, fragment="progress")
 
 
-def _state(result: AsyncResult) -> dict[str, Any]:
-    state = result.state
-    info = result.info if isinstance(result.info, dict) else {}
+def _state(state: str, result: Any) -> dict[str, Any]:
+    info = result if isinstance(result, dict) else {}
     if state == "SUCCESS":
         return {"done": True, "summary": info}
     if state == "FAILURE":
-        return {"done": True, "failure": f"{type(result.result).__name__}: {result.result}"}
+        return {"done": True, "failure": f"{type(result).__name__}: {result}"}
     return {"done": False, "state": state, "files_done": info.get("files_done", 0)}

@@ -64,6 +64,18 @@ class Broker:
         while self._cleanup:
             self._cleanup.pop()()
 
+    def restart(self, timeout: float = 10.0) -> None:
+        """Start the server again on the same socket, after it stopped or was killed (a
+        running one is stopped first). Clients reconnect to the same `url`; what was queued
+        in the old server is gone (it keeps nothing on disk)."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=timeout)
+        binary = find_server_binary(self.kind)
+        if binary is None:
+            raise BrokerUnavailable(f"{self.kind}: not found")
+        self.process = _launch(binary, self.socket_path, self.log_path, timeout)
+
     def __enter__(self) -> Broker:
         return self
 
@@ -147,6 +159,20 @@ def _start(kind: str, binary: Path, directory: Path, timeout: float) -> Broker:
         short_dir = Path(tempfile.mkdtemp(prefix="axiom-broker-"))
         socket_path = short_dir / f"{name}.sock"
         cleanup.append(lambda: shutil.rmtree(short_dir, ignore_errors=True))
+    try:
+        process = _launch(binary, socket_path, directory / f"{name}.log", timeout)
+    except BrokerUnavailable:
+        while cleanup:
+            cleanup.pop()()
+        raise
+    url = f"redis+socket://{socket_path}"
+    return Broker(kind, url, socket_path, directory / f"{name}.log", process, cleanup)
+
+
+def _launch(
+    binary: Path, socket_path: Path, log_path: Path, timeout: float
+) -> subprocess.Popen[bytes]:
+    """Run the server on `socket_path` and wait until it answers PING."""
     if socket_path.exists():
         if ping(socket_path):
             raise BrokerUnavailable(
@@ -154,7 +180,7 @@ def _start(kind: str, binary: Path, directory: Path, timeout: float) -> Broker:
                 " with this data dir"
             )
         socket_path.unlink()  # left behind by a server that was killed
-    log_path = directory / f"{name}.log"
+    directory = log_path.parent
     argv = [
         str(binary),
         "--port", "0",  # no TCP listener at all
@@ -179,18 +205,17 @@ def _start(kind: str, binary: Path, directory: Path, timeout: float) -> Broker:
             process_group=0,
             preexec_fn=die_with_parent,
         )
-    broker = Broker(kind, f"redis+socket://{socket_path}", socket_path, log_path, process, cleanup)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            broker.stop()
             raise BrokerUnavailable(
                 f"exited with code {process.returncode}: {_log_since(log_path, offset)}"
             )
         if ping(socket_path, timeout=0.5):
-            return broker
+            return process
         time.sleep(0.02)
-    broker.stop()
+    process.kill()
+    process.wait()
     raise BrokerUnavailable(f"did not answer PING within {timeout:.0f} s (log: {log_path})")
 
 

@@ -12,7 +12,8 @@ one), then runs as child processes:
 It then sends the bundled sample transcript through the queue (`axiom.ingest_path`), waits
 until the web answers, prints the address, and runs until Ctrl-C or SIGTERM, when it stops
 the children (web first, writer last) and the broker. If any child dies, it stops the rest
-and exits non-zero with the end of that child's log. Logs go to `<data dir>/logs/`.
+and exits non-zero with the end of that child's log; if the broker it started exits, it
+starts it again on the same socket and says what was lost. Logs go to `<data dir>/logs/`.
 
 This module starts processes by command line only: it imports neither Django nor Celery.
 """
@@ -275,11 +276,16 @@ def run(port: int, sample: bool = True, concurrency: int = 1, out: TextIO = sys.
             dead = first_dead(children)
             if dead is not None:
                 raise ChildDied(dead)
+            if broker is not None and broker.process.poll() is not None:
+                restart_broker(broker, say)
             time.sleep(0.5)
     except ChildDied as died:
         child = died.child
         say(f"error: {child.name} exited with code {child.exit_code}; end of {child.log_path}:")
         say(child.log_tail())
+        return 1
+    except BrokerUnavailable as exc:
+        say(f"error: the broker stopped and could not be started again: {exc}")
         return 1
     except (KeyboardInterrupt, Stop):
         say("stopping…")
@@ -294,6 +300,18 @@ def run(port: int, sample: bool = True, concurrency: int = 1, out: TextIO = sys.
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         say("stopped")
+
+
+def restart_broker(broker: Broker, say: Callable[[str], None]) -> None:
+    """Start the broker that exited again on its socket: the workers, beat and the web
+    reconnect to it by themselves. What it held is gone (it keeps nothing on disk)."""
+    code = broker.process.returncode
+    broker.restart()
+    say(
+        f"warning: the broker exited (code {code}); started it again (pid {broker.process.pid})."
+        " The work queued in it is lost: send any import that was running again (it stores"
+        " nothing twice); beat's periodic project and drain catch the rest up."
+    )
 
 
 def _raise_stop(signum: int, frame: object) -> None:

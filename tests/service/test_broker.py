@@ -65,3 +65,29 @@ def test_it_says_what_to_install_when_no_server_is_found(
 
     assert "redis-server: not found" in str(error.value)
     assert "AXIOM_BROKER_URL" in str(error.value)
+
+
+@pytest.mark.parametrize("stop", ["terminate", "kill"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_it_restarts_on_the_same_socket_after_it_stopped(
+    kind: str, stop: str, tmp_path: Path
+) -> None:
+    """A socket path too long for sun_path lives in a temp dir: the restart keeps it."""
+    if find_server_binary(kind) is None:
+        pytest.skip(f"{kind} is not installed here")
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+
+    with start_broker(deep, kind=kind) as broker:
+        url, first = broker.url, broker.process.pid
+        redis.Redis(unix_socket_path=str(broker.socket_path)).set("queued", "1")
+        getattr(broker.process, stop)()
+        broker.process.wait()
+        assert not ping(broker.socket_path)
+
+        broker.restart()
+        assert broker.url == url and broker.process.pid != first
+        client = redis.Redis(unix_socket_path=str(broker.socket_path))
+        assert client.get("queued") is None  # nothing kept on disk
+        client.close()
+
+    assert not broker.socket_path.parent.exists()  # the temp dir went with the last stop

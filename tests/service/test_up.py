@@ -1,5 +1,6 @@
 """`python -m axiom up` end to end: every process starts, the sample arrives through the
-queue, the page answers on 127.0.0.1, and SIGTERM leaves no process behind."""
+queue, the page answers on 127.0.0.1, a killed broker is started again and the queue works
+through it with no other process restarted, and SIGTERM leaves no process behind."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 
 from axiom.ingest.session_queries import get_session
 from axiom.store.db import Database
+from tests.faults.support import write_sessions
 
 pytestmark = pytest.mark.slow
 
@@ -36,6 +38,11 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def sessions_present(path: Path, session_id: str) -> bool:
+    with Database(path).read() as conn:
+        return get_session(conn, session_id) is not None
 
 
 def test_it_runs_everything_and_stops_cleanly(tmp_path: Path) -> None:
@@ -73,6 +80,25 @@ def test_it_runs_everything_and_stops_cleanly(tmp_path: Path) -> None:
         names = re.findall(r"started (\w+) \(pid", output)
         assert names == ["writer", "worker", "beat", "web"]
         assert len(pids) == 5  # the four children and the broker
+
+        os.kill(pids[0], signal.SIGKILL)  # the broker
+        warning = launcher.stdout.readline()
+        assert warning.startswith("warning: the broker exited (code -9); started it again")
+        assert "send any import that was running again" in warning
+        pids += [int(p) for p in re.findall(r"\(pid (\d+)\)", warning)]
+        (session,) = write_sessions(tmp_path / "more", 1)
+        url = re.search(r" at (redis\+socket://\S+)", output)
+        assert url is not None
+        sent = subprocess.run(
+            [sys.executable, "-m", "celery", "-A", "config.celery", "call", "axiom.ingest_path",
+             "--args", f'["{tmp_path / "more"}"]'],
+            cwd=ROOT, env={**env, "AXIOM_BROKER_URL": url[1]}, capture_output=True, timeout=60,
+        )  # fmt: skip
+        assert sent.returncode == 0, sent.stderr
+        deadline = time.monotonic() + 60  # the worker reconnects by itself
+        while not sessions_present(tmp_path / "data" / "axiom.duckdb", session):
+            assert time.monotonic() < deadline, "the queue did not work after the restart"
+            time.sleep(0.5)
     finally:
         launcher.send_signal(signal.SIGTERM)
         rest, _ = launcher.communicate(timeout=90)

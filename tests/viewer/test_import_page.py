@@ -153,3 +153,37 @@ def test_a_running_import_refreshes_without_js_and_polls_with_htmx(client, site)
     fragment = client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in fragment and 'id="import-progress"' in fragment
     assert client.get("/import/not-a-task/").status_code == 404
+
+
+@pytest.mark.usefixtures("celery_app")
+def test_while_the_broker_is_down_the_pages_say_so_and_work_again_once_it_is_back(
+    client,
+    site,
+    broker,  # noqa: F811 - the fixture imported above
+    sample_session: Path,
+    tmp_path,
+    monkeypatch,
+):
+    """Before: the import answered a bare 500 after ~20 s of Celery's retries, and the
+    status page a 500 at once. The web itself is never restarted here."""
+    (tmp_path / "roots").mkdir()
+    (tmp_path / "roots" / "s.jsonl").write_bytes(sample_session.read_bytes())
+    monkeypatch.setenv("AXIOM_IMPORT_ROOTS", str(tmp_path / "roots"))
+    form = {"path": str(tmp_path / "roots" / "s.jsonl")}
+    status_url = reverse("viewer-import-status", args=[str(uuid.uuid4())])
+    broker.process.kill()
+    broker.process.wait()
+
+    refused = client.post(reverse("viewer-import"), form)
+    page = refused.content.decode()
+    assert refused.status_code == 503
+    assert 'role="alert">The queue does not answer' in page
+    assert "nothing was sent to the worker" in page and "python -m axiom up" in page
+    assert form["path"] in page  # the form keeps what was typed
+    status = client.get(status_url)
+    assert status.status_code == 503 and "cannot be read" in status.content.decode()
+    assert 'hx-trigger="every 1s"' in status.content.decode()  # it keeps checking
+
+    broker.restart()
+    assert client.post(reverse("viewer-import"), form).status_code == 302
+    assert client.get(status_url).status_code == 200
