@@ -128,9 +128,10 @@ from axiom.retrieval.query import (
     validate_options,
     validate_query,
 )
-from axiom.retrieval.reads import CachedRead, ReadCache, attach_conflicts
+from axiom.retrieval.reads import CachedRead, ReadCache
 from axiom.retrieval.results import SearchHit, SearchResult
 from axiom.retrieval.scoring import detail_pool, finish, rerank
+from axiom.retrieval.snapshot import SNAPSHOT_MAX_ROWS, Snapshots
 from axiom.retrieval.subjects import apply_question_cues
 from axiom.store.db import Database
 from axiom.vectors.config import (
@@ -177,6 +178,7 @@ class SearchService:
         nprobes: int = 32,
         cache_size: int = 512,
         workers: int = 1,
+        snapshot_rows: int = SNAPSHOT_MAX_ROWS,
     ) -> None:
         self.db = db
         self.store = store
@@ -185,6 +187,7 @@ class SearchService:
         self.candidates = CandidateSource(store, per_source, nprobes)
         self.query_embedder = QueryEmbedder(embedder, store.embedding_version, cache_size)
         self.reads = ReadCache()  # DuckDB reads, kept while the store is unchanged
+        self.snapshots = Snapshots(db, snapshot_rows)  # all of them, once the store is idle
         # A thread that runs the full-text query beside query
         # embedding + kNN in the caller's thread; 0 runs everything in the caller's thread.
         # On 2 cores more threads only fight over them (measured at 100k entries: p50
@@ -209,6 +212,7 @@ class SearchService:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
+        self.snapshots.close()
 
     def embedder(self) -> Embedder:
         """The query embedder, loaded on first use; `SearchUnavailable` if it cannot load."""
@@ -254,7 +258,9 @@ class SearchService:
         # waits in the pool's queue behind it - a deadlock seen in bench/soak.py with a
         # hook and a page searching while the importer wrote.
         with ExitStack() as read_scope:
-            read = CachedRead(self.reads, self.db, lambda: read_scope.enter_context(self.db.read()))
+            connect = lambda: read_scope.enter_context(self.db.read())  # noqa: E731
+            snapshot = self.snapshots.current(self.db.generation())
+            read = CachedRead(self.reads, self.db, connect, snapshot)
             hits, stale = self._rank(
                 read, fused, found, (text, set(query_terms)), k, view_names, now
             )
@@ -332,8 +338,7 @@ class SearchService:
         read.details(detail_pool(scored, query_terms, found.embedder_name, k))
         top = finish(scored, query_terms, found.embedder_name, self.analyzer, k, view_names)
         read.citations(top)
-        if any(item.hit.status == "contested" for item in top):
-            attach_conflicts(read.conn(), top)  # rare: never cached, always current
+        read.conflicts(top)
         return [item.hit for item in top], stale
 
 
