@@ -10,6 +10,10 @@ the one the values were read under: a search over an unchanged store reads DuckD
 ids it has not seen yet, and none at all when every candidate was seen. Any write (an
 approval, a forget, an import) changes the token, and the next search drops the whole
 cache before it serves anything: forgotten text is never served, nor kept.
+
+Once the store has stayed unchanged between two searches, the entries' part of these reads
+comes from the generation's `Snapshot` (`axiom.retrieval.snapshot`) instead: every id, not
+only those seen before.
 """
 
 from __future__ import annotations

@@ -48,9 +48,11 @@ One query runs through five steps; every hit carries the numbers of each (its *b
      fact entry about, a person the query names; x1.2, for a *when* question, for one
      whose text says when; 1.0 otherwise (and no read when the query has neither cue).
 
-   Stage and status are read from DuckDB `entries` at query time (the copy in LanceDB
-   would be stale after a promotion); a LanceDB row whose entry or message no longer
-   exists in DuckDB is dropped and counted as `stale`.
+   Stage and status are DuckDB's `entries` as of the search (the copy in LanceDB would
+   be stale after a promotion): on an unchanged store from the in-memory `Snapshot` of
+   the current generation (`axiom.retrieval.snapshot`), else read at query time; a
+   LanceDB row whose entry or message no longer exists in DuckDB is dropped and counted
+   as `stale`.
 
 4. **Match score and confidence tier.** Fused and reranked scores are relative to the
    candidates, so they cannot say "this is the thing you asked for". The *match* score is
@@ -79,8 +81,7 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    hit its message citation (`axiom.evidence.citations`, the whole message). All open with
    `python -m axiom cite ID` and `GET /api/v1/citations/{id}`.
 
-Latency (bench/bench_search.py, 2 shared cores, k=10): p50/p95 64/81 ms at 10k entries,
-75/95 ms at 100k with the IVF index (147/227 ms with exact kNN). Quality (`python -m
+Latency: bench/bench_search.py, figures in the README ("Measured: speed"). Quality (`python -m
 axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.72,
 MRR 0.59 (0.69/0.54 without the subject and time cues); README, "Measured: retrieval
 quality".
@@ -88,7 +89,8 @@ quality".
 The code, one module per step: `query` (what may be asked, errors), `candidates` (step 1,
 LanceDB), `embedding` (the query embedder and its cache), `fusion` (step 2), `scoring`
 (steps 3 and 4, pure), `reads` (the DuckDB reads behind steps 3-5, through each table's
-owner), `results` (hits); this module runs them in order.
+owner), `snapshot` (those reads for the whole store, held while it is unchanged),
+`results` (hits); this module runs them in order.
 
 Bad input: an empty query is a `QueryError`; a query longer than `MAX_QUERY_CHARS` (2,000)
 is cut there with a warning. A model that fails to load makes `mode="vector"` a
@@ -133,6 +135,7 @@ from axiom.retrieval.results import SearchHit, SearchResult
 from axiom.retrieval.scoring import detail_pool, finish, rerank
 from axiom.retrieval.snapshot import SNAPSHOT_MAX_ROWS, Snapshots
 from axiom.retrieval.subjects import apply_question_cues
+from axiom.settings import Settings
 from axiom.store.db import Database
 from axiom.vectors.config import (
     configured_dim,
@@ -208,7 +211,8 @@ class SearchService:
         except Exception as exc:  # unknown AXIOM_EMBEDDER
             raise SearchUnavailable(str(exc)) from exc
         store = LanceStore(config.lancedb_dir, version, dim)
-        return cls(Database(config.duckdb_path), store, embedder)
+        rows = Settings.from_env().search_snapshot_rows
+        return cls(Database(config.duckdb_path), store, embedder, snapshot_rows=rows)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
