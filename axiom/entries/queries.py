@@ -287,12 +287,22 @@ def entry_rank_facts(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> l
     return [EntryRankFacts(*row) for row in rows]
 
 
+# An evidence list cut to where each item points (its quotes and hashes are most of an
+# entry's bytes); NULL when the stored evidence is not a JSON list.
+_EVIDENCE_POINTERS = (
+    "CASE WHEN json_type(CASE WHEN json_valid(evidence_json) THEN evidence_json END) = 'ARRAY'"
+    " THEN to_json(list_transform(json_extract(evidence_json, '$[*]'), e -> json_object("
+    "'session_id', e->'$.session_id', 'message_index', e->'$.message_index'))) END"
+)
+
+
 def entry_search_table(conn: duckdb.DuckDBPyConnection) -> pa.Table:
-    """Every entry's stage, status, session, creation time, type, title and evidence JSON,
-    in one columnar read (search keeps it in memory while the store is unchanged)."""
+    """Every entry's stage, status, session, creation time, type, title and evidence
+    pointers (`evidence_json` holding only each item's session_id and message_index), in
+    one columnar read: search keeps it in memory while the store is unchanged."""
     return conn.execute(
         "SELECT entry_id, stage, status, session_id, created_ts, entry_type, title,"
-        " evidence_json FROM entries"
+        f" {_EVIDENCE_POINTERS} AS evidence_json FROM entries"
     ).fetch_arrow_table()
 
 
