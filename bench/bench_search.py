@@ -17,26 +17,18 @@ both with exact kNN and with the index, so the difference is visible.
 
 Then `--queries` distinct queries (3-6 vocabulary words, so no embedding is cached) go
 through `SearchService.search(q, k=10, mode="hybrid")`: the real query embedding with the
-configured model (e5 by default), FTS and vector candidates, z-score blend, the DuckDB
-read for stage/status/citations, rerank. Printed: p50/p95/max of the whole call and the
-p50 of each step. Two warm-up queries are not counted.
+configured model (e5 by default), FTS and vector candidates, z-score blend, the stage /
+status / citation facts, rerank. Two warm-up queries are not counted; after them the
+service has loaded the idle store's snapshot (`axiom.retrieval.snapshot`), as a
+long-lived service does. Rows per size: exact kNN; at `--ivf-min-rows` and above,
+IVF_FLAT with the DuckDB read per query (`snapshot_rows=0`, the path before the
+snapshot), IVF_FLAT from the snapshot (with the snapshot's load time and bytes), and the
+same queries again with the query-embedding LRU on; then the full-text cold/warm
+`ReadCache` passes. Printed: p50/p95/max of the whole call and the p50 of each step.
 
-Measured on the 2-core box (AMD EPYC, e5 queries, k=10, 200 queries; load average
-~1.2-1.5 from other work, so read +-20 %):
-
-    entries  vector index   p50 ms  p95 ms   step p50 (ms)
-     10,000  exact kNN        64      81     embed 29, dense 20, lexical 15, DuckDB+rerank 12
-    100,000  exact kNN       147     227     dense 85 (exact kNN over 100k x 384)
-    100,000  IVF_FLAT         75      95     embed 28, dense 18, lexical 17, DuckDB+rerank 24
-
-Alone, one e5 query embeds in ~15 ms, the FTS query takes ~12 ms, IVF kNN ~16 ms, and the
-DuckDB read ~25 ms (connect ~12 ms, overlapped with LanceDB: Axiom never keeps a DuckDB
-connection open, see axiom/store/db.py); the embed/lexical figures above are inflated by
-running beside each other on 2 cores. So IVF is needed at 100k (built by the writer from
-50,000 rows), and p95 is then just under the 100 ms target. The next step, if it is needed,
-would be an in-process cache of stage/status keyed by the DuckDB file's change, so most
-searches skip the connect and the scans: that is `ReadCache` now, and `--cache-only` measures
-it (full-text mode, the same queries twice on an unchanged store: cache cold, then warm).
+Figures, with the machine and its load: README, "Measured: speed". `--cache-only` runs
+only the cache passes (full-text mode, the same queries twice on an unchanged store
+without the snapshot: every search reads DuckDB, then every candidate is cached).
 """
 
 from __future__ import annotations
