@@ -17,26 +17,18 @@ both with exact kNN and with the index, so the difference is visible.
 
 Then `--queries` distinct queries (3-6 vocabulary words, so no embedding is cached) go
 through `SearchService.search(q, k=10, mode="hybrid")`: the real query embedding with the
-configured model (e5 by default), FTS and vector candidates, z-score blend, the DuckDB
-read for stage/status/citations, rerank. Printed: p50/p95/max of the whole call and the
-p50 of each step. Two warm-up queries are not counted.
+configured model (e5 by default), FTS and vector candidates, z-score blend, the stage /
+status / citation facts, rerank. Two warm-up queries are not counted; after them the
+service has loaded the idle store's snapshot (`axiom.retrieval.snapshot`), as a
+long-lived service does. Rows per size: exact kNN; at `--ivf-min-rows` and above,
+IVF_FLAT with the DuckDB read per query (`snapshot_rows=0`, the path before the
+snapshot), IVF_FLAT from the snapshot (with the snapshot's load time and bytes), and the
+same queries again with the query-embedding LRU on; then the full-text cold/warm
+`ReadCache` passes. Printed: p50/p95/max of the whole call and the p50 of each step.
 
-Measured on the 2-core box (AMD EPYC, e5 queries, k=10, 200 queries; load average
-~1.2-1.5 from other work, so read +-20 %):
-
-    entries  vector index   p50 ms  p95 ms   step p50 (ms)
-     10,000  exact kNN        64      81     embed 29, dense 20, lexical 15, DuckDB+rerank 12
-    100,000  exact kNN       147     227     dense 85 (exact kNN over 100k x 384)
-    100,000  IVF_FLAT         75      95     embed 28, dense 18, lexical 17, DuckDB+rerank 24
-
-Alone, one e5 query embeds in ~15 ms, the FTS query takes ~12 ms, IVF kNN ~16 ms, and the
-DuckDB read ~25 ms (connect ~12 ms, overlapped with LanceDB: Axiom never keeps a DuckDB
-connection open, see axiom/store/db.py); the embed/lexical figures above are inflated by
-running beside each other on 2 cores. So IVF is needed at 100k (built by the writer from
-50,000 rows), and p95 is then just under the 100 ms target. The next step, if it is needed,
-would be an in-process cache of stage/status keyed by the DuckDB file's change, so most
-searches skip the connect and the scans: that is `ReadCache` now, and `--cache-only` measures
-it (full-text mode, the same queries twice on an unchanged store: cache cold, then warm).
+Figures, with the machine and its load: README, "Measured: speed". `--cache-only` runs
+only the cache passes (full-text mode, the same queries twice on an unchanged store
+without the snapshot: every search reads DuckDB, then every candidate is cached).
 """
 
 from __future__ import annotations
@@ -60,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from axiom.config import AxiomConfig  # noqa: E402
 from axiom.outbox.documents import document_text_for_entry  # noqa: E402
 from axiom.retrieval.search import SearchService  # noqa: E402
+from axiom.retrieval.snapshot import load_snapshot  # noqa: E402
 from axiom.store.db import Database  # noqa: E402
 from axiom.store.migrate import migrate  # noqa: E402
 from axiom.vectors.config import configured_embedder, embedding_version_of  # noqa: E402
@@ -198,6 +191,7 @@ def measure(
 ) -> dict:
     for q in queries[:2] if warmup else ():
         service.search(q + " warmup", k=k)
+    service.snapshots.wait()  # two searches on an unchanged store start its load
     totals, steps = [], {}
     for q in queries:
         t0 = time.perf_counter()
@@ -245,17 +239,44 @@ def run_size(n: int, args: argparse.Namespace, embedder) -> list[dict]:  # noqa:
         with store.writer_lock():
             built = store.ensure_vector_index(min_rows=args.ivf_min_rows)
         ivf_s = time.perf_counter() - t0
-        service = SearchService(db, store, embedder, cache_size=0)
+        label = f"IVF_FLAT (built in {ivf_s:.1f}s: {built})"
+        service = SearchService(db, store, embedder, cache_size=0, snapshot_rows=0)
         stats = measure(service, queries, args.k)
-        rows.append(
-            {"entries": n, "vector_index": f"IVF_FLAT (built in {ivf_s:.1f}s: {built})", **stats}
-        )
+        rows.append({"entries": n, "vector_index": f"{label}, DuckDB read per query", **stats})
         print(json.dumps(rows[-1]), flush=True)
         service.close()
+        service = SearchService(db, store, embedder, cache_size=0)
+        stats = measure(service, queries, args.k)
+        rows.append({"entries": n, "vector_index": label, **stats, **snapshot_cost(service)})
+        print(json.dumps(rows[-1]), flush=True)
+        service.close()
+        rows.append(repeated_queries(db, store, embedder, queries, args.k, n))
+        print(json.dumps(rows[-1]), flush=True)
     rows += cache_passes(db, store, embedder, queries, args.k, n)
     if not args.keep:
         shutil.rmtree(base, ignore_errors=True)
     return rows
+
+
+def snapshot_cost(service: SearchService) -> dict:
+    """What holding the store's search facts costs (`axiom.retrieval.snapshot`): the time
+    of one load and its bytes."""
+    t0 = time.perf_counter()
+    _, snapshot = load_snapshot(service.db)
+    load_ms = (time.perf_counter() - t0) * 1000
+    if snapshot is None:
+        return {}
+    return {"snapshot_load_ms": round(load_ms), "snapshot_mb": round(snapshot.nbytes / 1e6, 1)}
+
+
+def repeated_queries(db: Database, store: LanceStore, embedder, queries, k: int, n: int) -> dict:  # noqa: ANN001
+    """The same queries a second time with the query-embedding LRU on (search as you
+    type, paging): the first pass fills it, the second is measured."""
+    service = SearchService(db, store, embedder)
+    measure(service, queries, k)
+    stats = measure(service, queries, k, warmup=False)
+    service.close()
+    return {"entries": n, "vector_index": "IVF_FLAT, queries repeated (embedding LRU)", **stats}
 
 
 def cache_passes(db: Database, store: LanceStore, embedder, queries, k: int, n: int) -> list:  # noqa: ANN001
@@ -263,7 +284,7 @@ def cache_passes(db: Database, store: LanceStore, embedder, queries, k: int, n: 
     embedding to drown it), the same queries twice on an unchanged store in a fresh
     service: the first pass reads DuckDB for every search (as every search did before the
     cache), the second finds every candidate cached. `rerank` is the DuckDB read + rerank."""
-    service = SearchService(db, store, embedder, cache_size=0)
+    service = SearchService(db, store, embedder, cache_size=0, snapshot_rows=0)
     rows = []
     for label in ("full-text, cache cold (1st pass)", "full-text, cache warm (2nd pass)"):
         rows.append(
@@ -301,7 +322,8 @@ def protocol_rows(rows: list[dict], target_ms: float = 50.0) -> list[dict]:
 
 
 def _targeted(row: dict) -> bool:
-    return row["entries"] == 100_000 and not row["vector_index"].startswith("full-text")
+    label = row["vector_index"]
+    return row["entries"] == 100_000 and label.startswith("IVF_FLAT (built") and "per" not in label
 
 
 def main(argv: list[str] | None = None) -> int:

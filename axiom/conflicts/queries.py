@@ -142,6 +142,19 @@ def open_partners(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict
     return out
 
 
+def all_open_partners(conn: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """`open_partners` for every entry in an open conflict."""
+    rows = conn.execute(
+        "SELECT older_id, newer_id FROM conflicts WHERE status = 'open'"
+        " ORDER BY detected_at, conflict_id"
+    ).fetchall()
+    out: dict[str, list[str]] = {}
+    for older, newer in rows:
+        out.setdefault(older, []).append(newer)
+        out.setdefault(newer, []).append(older)
+    return out
+
+
 def _as_of(row: ConflictRow, as_of: datetime | None) -> ConflictRow:
     if as_of is None or row.resolved_at is None or row.resolved_at <= as_of:
         return row

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from axiom.graduation.stages import STAGES
 from axiom.store.event_types import (
@@ -286,6 +287,25 @@ def entry_rank_facts(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> l
     return [EntryRankFacts(*row) for row in rows]
 
 
+# An evidence list cut to where each item points (its quotes and hashes are most of an
+# entry's bytes); NULL when the stored evidence is not a JSON list.
+_EVIDENCE_POINTERS = (
+    "CASE WHEN json_type(CASE WHEN json_valid(evidence_json) THEN evidence_json END) = 'ARRAY'"
+    " THEN to_json(list_transform(json_extract(evidence_json, '$[*]'), e -> json_object("
+    "'session_id', e->'$.session_id', 'message_index', e->'$.message_index'))) END"
+)
+
+
+def entry_search_table(conn: duckdb.DuckDBPyConnection) -> pa.Table:
+    """Every entry's stage, status, session, creation time, type, title and evidence
+    pointers (`evidence_json` holding only each item's session_id and message_index), in
+    one columnar read: search keeps it in memory while the store is unchanged."""
+    return conn.execute(
+        "SELECT entry_id, stage, status, session_id, created_ts, entry_type, title,"
+        f" {_EVIDENCE_POINTERS} AS evidence_json FROM entries"
+    ).fetch_arrow_table()
+
+
 def entry_headlines(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> list[EntryHeadline]:
     """Type, title and evidence of each existing entry of `entry_ids`."""
     if not entry_ids:
@@ -295,9 +315,14 @@ def entry_headlines(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> li
         " WHERE entry_id IN (SELECT unnest(?))",
         [entry_ids],
     ).fetchall()
-    return [
-        EntryHeadline(eid, etype, title, _evidence_or_none(ev)) for eid, etype, title, ev in rows
-    ]
+    return [entry_headline(*row) for row in rows]
+
+
+def entry_headline(
+    entry_id: str, entry_type: str, title: str, evidence_json: str | None
+) -> EntryHeadline:
+    """The headline of one `entries` row (its evidence JSON parsed)."""
+    return EntryHeadline(entry_id, entry_type, title, _evidence_or_none(evidence_json))
 
 
 def get_entries(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, EntryRow]:

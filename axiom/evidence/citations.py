@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from axiom.entries.queries import entry_title_and_build
 from axiom.ingest.session_queries import (
@@ -420,6 +421,14 @@ def first_citations(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> di
         [list(dict.fromkeys(entry_ids))],
     ).fetchall()
     return dict(rows)
+
+
+def first_citation_table(conn: duckdb.DuckDBPyConnection) -> pa.Table:
+    """`first_citations` for every entry with one: columns entry_id, citation_id."""
+    return conn.execute(
+        "SELECT entry_id, arg_min(citation_id, (message_index, span_start, citation_id))"
+        " AS citation_id FROM citations GROUP BY entry_id"
+    ).fetch_arrow_table()
 
 
 def citations_for_entries(

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,20 @@ def message_times(
         [[k[0] for k in keys], [k[1] for k in keys]],
     ).fetchall()
     return {(sid, idx): ts for sid, idx, ts in rows}
+
+
+def message_time_table(conn: duckdb.DuckDBPyConnection) -> pa.Table:
+    """Every message's key ("session_id:index") and time (else its session's start), in
+    one columnar read: `message_times` for the whole store."""
+    return conn.execute(
+        "SELECT m.session_id || ':' || m.message_index AS key, coalesce(m.ts, s.started_at) AS ts"
+        " FROM messages m LEFT JOIN sessions s ON s.session_id = m.session_id"
+    ).fetch_arrow_table()
+
+
+def all_session_starts(conn: duckdb.DuckDBPyConnection) -> dict[str, datetime | None]:
+    """session_id -> its start time, for every session."""
+    return dict(conn.execute("SELECT session_id, started_at FROM sessions").fetchall())
 
 
 @dataclass(frozen=True)

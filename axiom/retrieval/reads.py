@@ -10,6 +10,10 @@ the one the values were read under: a search over an unchanged store reads DuckD
 ids it has not seen yet, and none at all when every candidate was seen. Any write (an
 approval, a forget, an import) changes the token, and the next search drops the whole
 cache before it serves anything: forgotten text is never served, nor kept.
+
+Once the store has stayed unchanged between two searches, the entries' part of these reads
+comes from the generation's `Snapshot` (`axiom.retrieval.snapshot`) instead: every id, not
+only those seen before.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import duckdb
 
@@ -27,6 +30,7 @@ from axiom.evidence.citations import first_citations, message_citations
 from axiom.ingest.session_queries import message_texts, message_times, session_starts
 from axiom.retrieval.candidates import Doc
 from axiom.retrieval.scoring import Facts, MessageKey, Scored
+from axiom.retrieval.snapshot import Snapshot, apply_headline
 from axiom.store.db import Database
 
 CACHE_LIMIT = 200_000  # ids per map; past it the cache starts over (~100 MB at worst)
@@ -68,9 +72,7 @@ def read_details(conn: duckdb.DuckDBPyConnection, items: list[Scored]) -> None:
         if i.hit.kind == "message"
     }
     for head in entry_headlines(conn, list(entries)):
-        fact = entries[head.entry_id].fact
-        fact.entry_type, fact.title = head.entry_type, head.title
-        fact.evidence = _evidence_keys(head.evidence, fact.session_id)
+        apply_headline(entries[head.entry_id].fact, head)
     for key, message in message_texts(conn, list(messages)).items():
         fact = messages[key].fact
         fact.role, fact.text, fact.meta = message.role, message.text, message.meta
@@ -93,17 +95,6 @@ def attach_citations(conn: duckdb.DuckDBPyConnection, items: list[Scored]) -> No
             i.hit.citation = by_entry[i.hit.entry_id]
         elif i.hit.id in wanted:
             i.hit.citation = by_message.get(wanted[i.hit.id])
-
-
-def _evidence_keys(
-    evidence: list[dict[str, Any]] | None, session_id: str | None
-) -> tuple[MessageKey, ...]:
-    """(session_id, message_index) of each evidence item, in evidence order."""
-    out = []
-    for ev in evidence or ():
-        if isinstance(ev, dict) and isinstance(ev.get("message_index"), int):
-            out.append((str(ev.get("session_id") or session_id), ev["message_index"]))
-    return tuple(dict.fromkeys(out))
 
 
 def attach_conflicts(conn: duckdb.DuckDBPyConnection, items: list[Scored]) -> None:
@@ -155,13 +146,18 @@ class ReadCache:
 
 
 class CachedRead:
-    """One search's reads: from the cache where it holds the id, else through one DuckDB
-    connection, awaited only when some id is missing (`connect`)."""
+    """One search's reads: from the generation's `Snapshot` when one is loaded, from the
+    cache where it holds the id, else through one DuckDB connection, awaited only when
+    some id is missing (`connect`)."""
 
     def __init__(
-        self, cache: ReadCache, db: Database, connect: Callable[[], duckdb.DuckDBPyConnection]
+        self,
+        cache: ReadCache,
+        db: Database,
+        connect: Callable[[], duckdb.DuckDBPyConnection],
+        snapshot: Snapshot | None = None,
     ) -> None:
-        self.cache, self.db, self._connect = cache, db, connect
+        self.cache, self.db, self._connect, self.snapshot = cache, db, connect, snapshot
         self.maps = cache.maps(db.generation())  # unlocked: only decides what may be served
         self._conn: duckdb.DuckDBPyConnection | None = None
         self._generation = ""
@@ -178,7 +174,9 @@ class CachedRead:
         return self._conn
 
     def facts(self, docs: list[Doc]) -> dict[str, Facts]:
-        """`read_facts`, from the cache for the ids it holds."""
+        """`read_facts`, from the snapshot, else from the cache for the ids it holds."""
+        if self.snapshot is not None:
+            return self.snapshot.facts(docs)
         known = self.maps.facts
         missing = [d for d in docs if d.id not in known]
         out = {d.id: replace(f) for d in docs if (f := known.get(d.id)) is not None}
@@ -190,7 +188,10 @@ class CachedRead:
         return out
 
     def details(self, items: list[Scored]) -> None:
-        """`read_details`, from the cache for the ids it holds."""
+        """`read_details`, from the snapshot (entries), else from the cache for the ids it
+        holds."""
+        if self.snapshot is not None:
+            items = self.snapshot.details(items)
         known = self.maps.details
         missing = [i for i in items if i.hit.id not in known]
         for i in items:
@@ -202,7 +203,10 @@ class CachedRead:
             self.cache.keep(self._generation, lambda m: m.details.update(fresh))
 
     def citations(self, items: list[Scored]) -> None:
-        """`attach_citations`, from the cache for the ids it holds."""
+        """`attach_citations`, from the snapshot (entries), else from the cache for the ids
+        it holds."""
+        if self.snapshot is not None:
+            items = self.snapshot.citations(items)
         known = self.maps.citations
         missing = [i for i in items if i.hit.id not in known]
         for i in items:
@@ -212,6 +216,15 @@ class CachedRead:
             attach_citations(self.conn(), missing)
             fresh = {i.hit.id: i.hit.citation for i in missing}
             self.cache.keep(self._generation, lambda m: m.citations.update(fresh))
+
+    def conflicts(self, items: list[Scored]) -> None:
+        """`attach_conflicts`, from the snapshot, else read now (never cached)."""
+        if not any(item.hit.status == "contested" for item in items):
+            return
+        if self.snapshot is not None:
+            self.snapshot.conflicts(items)
+        else:
+            attach_conflicts(self.conn(), items)
 
 
 def _copies(facts: dict[str, Facts | None]) -> dict[str, Facts | None]:

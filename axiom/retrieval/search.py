@@ -48,9 +48,11 @@ One query runs through five steps; every hit carries the numbers of each (its *b
      fact entry about, a person the query names; x1.2, for a *when* question, for one
      whose text says when; 1.0 otherwise (and no read when the query has neither cue).
 
-   Stage and status are read from DuckDB `entries` at query time (the copy in LanceDB
-   would be stale after a promotion); a LanceDB row whose entry or message no longer
-   exists in DuckDB is dropped and counted as `stale`.
+   Stage and status are DuckDB's `entries` as of the search (the copy in LanceDB would
+   be stale after a promotion): on an unchanged store from the in-memory `Snapshot` of
+   the current generation (`axiom.retrieval.snapshot`), else read at query time; a
+   LanceDB row whose entry or message no longer exists in DuckDB is dropped and counted
+   as `stale`.
 
 4. **Match score and confidence tier.** Fused and reranked scores are relative to the
    candidates, so they cannot say "this is the thing you asked for". The *match* score is
@@ -79,8 +81,7 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    hit its message citation (`axiom.evidence.citations`, the whole message). All open with
    `python -m axiom cite ID` and `GET /api/v1/citations/{id}`.
 
-Latency (bench/bench_search.py, 2 shared cores, k=10): p50/p95 64/81 ms at 10k entries,
-75/95 ms at 100k with the IVF index (147/227 ms with exact kNN). Quality (`python -m
+Latency: bench/bench_search.py, figures in the README ("Measured: speed"). Quality (`python -m
 axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.72,
 MRR 0.59 (0.69/0.54 without the subject and time cues); README, "Measured: retrieval
 quality".
@@ -88,7 +89,8 @@ quality".
 The code, one module per step: `query` (what may be asked, errors), `candidates` (step 1,
 LanceDB), `embedding` (the query embedder and its cache), `fusion` (step 2), `scoring`
 (steps 3 and 4, pure), `reads` (the DuckDB reads behind steps 3-5, through each table's
-owner), `results` (hits); this module runs them in order.
+owner), `snapshot` (those reads for the whole store, held while it is unchanged),
+`results` (hits); this module runs them in order.
 
 Bad input: an empty query is a `QueryError`; a query longer than `MAX_QUERY_CHARS` (2,000)
 is cut there with a warning. A model that fails to load makes `mode="vector"` a
@@ -128,10 +130,12 @@ from axiom.retrieval.query import (
     validate_options,
     validate_query,
 )
-from axiom.retrieval.reads import CachedRead, ReadCache, attach_conflicts
+from axiom.retrieval.reads import CachedRead, ReadCache
 from axiom.retrieval.results import SearchHit, SearchResult
 from axiom.retrieval.scoring import detail_pool, finish, rerank
+from axiom.retrieval.snapshot import SNAPSHOT_MAX_ROWS, Snapshots
 from axiom.retrieval.subjects import apply_question_cues
+from axiom.settings import Settings
 from axiom.store.db import Database
 from axiom.vectors.config import (
     configured_dim,
@@ -177,6 +181,7 @@ class SearchService:
         nprobes: int = 32,
         cache_size: int = 512,
         workers: int = 1,
+        snapshot_rows: int = SNAPSHOT_MAX_ROWS,
     ) -> None:
         self.db = db
         self.store = store
@@ -185,6 +190,7 @@ class SearchService:
         self.candidates = CandidateSource(store, per_source, nprobes)
         self.query_embedder = QueryEmbedder(embedder, store.embedding_version, cache_size)
         self.reads = ReadCache()  # DuckDB reads, kept while the store is unchanged
+        self.snapshots = Snapshots(db, snapshot_rows)  # all of them, once the store is idle
         # A thread that runs the full-text query beside query
         # embedding + kNN in the caller's thread; 0 runs everything in the caller's thread.
         # On 2 cores more threads only fight over them (measured at 100k entries: p50
@@ -205,10 +211,12 @@ class SearchService:
         except Exception as exc:  # unknown AXIOM_EMBEDDER
             raise SearchUnavailable(str(exc)) from exc
         store = LanceStore(config.lancedb_dir, version, dim)
-        return cls(Database(config.duckdb_path), store, embedder)
+        rows = Settings.from_env().search_snapshot_rows
+        return cls(Database(config.duckdb_path), store, embedder, snapshot_rows=rows)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
+        self.snapshots.close()
 
     def embedder(self) -> Embedder:
         """The query embedder, loaded on first use; `SearchUnavailable` if it cannot load."""
@@ -254,7 +262,9 @@ class SearchService:
         # waits in the pool's queue behind it - a deadlock seen in bench/soak.py with a
         # hook and a page searching while the importer wrote.
         with ExitStack() as read_scope:
-            read = CachedRead(self.reads, self.db, lambda: read_scope.enter_context(self.db.read()))
+            connect = lambda: read_scope.enter_context(self.db.read())  # noqa: E731
+            snapshot = self.snapshots.current(self.db.generation())
+            read = CachedRead(self.reads, self.db, connect, snapshot)
             hits, stale = self._rank(
                 read, fused, found, (text, set(query_terms)), k, view_names, now
             )
@@ -332,8 +342,7 @@ class SearchService:
         read.details(detail_pool(scored, query_terms, found.embedder_name, k))
         top = finish(scored, query_terms, found.embedder_name, self.analyzer, k, view_names)
         read.citations(top)
-        if any(item.hit.status == "contested" for item in top):
-            attach_conflicts(read.conn(), top)  # rare: never cached, always current
+        read.conflicts(top)
         return [item.hit for item in top], stale
 
 
