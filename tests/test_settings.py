@@ -60,6 +60,8 @@ DOCUMENTED: list[tuple[str, str, str, Any]] = [
     ("AXIOM_ALLOWED_HOSTS", "axiom.lan, 127.0.0.1", "allowed_hosts", ("axiom.lan", "127.0.0.1")),
     ("AXIOM_AUTH_TOKEN", "t0ken", "auth_token", "t0ken"),
     ("AXIOM_IMPORT_MAX_MB", "5", "import_max_mb", 5),
+    ("AXIOM_READ_SNAPSHOTS", "on", "read_snapshots", True),
+    ("AXIOM_READ_SNAPSHOTS", "off", "read_snapshots", False),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -89,6 +91,7 @@ BAD: list[tuple[str, str]] = [
     ("AXIOM_DEBUG", "verbose"),
     ("AXIOM_IMPORT_MAX_MB", "0"),
     ("AXIOM_IMPORT_MAX_MB", "big"),
+    ("AXIOM_READ_SNAPSHOTS", "sometimes"),
 ]
 
 
@@ -109,6 +112,7 @@ def test_the_defaults_are_the_documented_ones() -> None:
     assert not settings.debug and settings.allowed_hosts == ("127.0.0.1", "localhost")
     assert settings.auth_token == "" and settings.secret_key
     assert settings.import_max_mb == 100
+    assert settings.read_snapshots is True
 
 
 @pytest.mark.parametrize(("name", "raw", "field", "expected"), DOCUMENTED)
