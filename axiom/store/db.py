@@ -230,7 +230,11 @@ class Database:
         with self._locked(fcntl.LOCK_SH):
             if not self.path.exists():
                 return None
-            return snapshots.publish(self.path, self._live_generation())
+            started = time.monotonic()
+            published = snapshots.publish(self.path, self._live_generation())
+        ended = time.monotonic()
+        snapshots.copied(self.path, ended, ended - started)
+        return published
 
 
 def _flock(fd: int, mode: int, wait: bool) -> bool:

@@ -24,6 +24,7 @@ Publishing is best effort: a failure (a full disk) is logged and the write stand
 from __future__ import annotations
 
 import logging
+import math
 import os
 import shutil
 import threading
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 INFIX = ".snap."  # <file>.snap.<token>: a published snapshot
 TEMP_INFIX = ".snap-tmp."  # <file>.snap-tmp.<pid>: a copy in progress
 PUBLISH_AFTER_SECONDS = 1.0  # continuous writing before a snapshot is worth its copy
+COPY_DUTY = 10  # publish at most every COPY_DUTY x the last copy's time (big files: rarely)
 RUN_GAP_SECONDS = 2.0  # a longer pause between write units ends a run of writing
 MAX_AGE_SECONDS = 5.0  # a reader uses a snapshot published at most this long ago
 
@@ -113,12 +115,14 @@ def usable(db_file: Path, now: float | None = None) -> Snapshot | None:
 class PublishClock:
     """When a process's writing has gone on long enough to be worth a snapshot: a run of
     write units with pauses under `RUN_GAP_SECONDS`, lasting `PUBLISH_AFTER_SECONDS` since
-    it began or since the last publish. A single write (an approval) never publishes."""
+    it began or since the last publish. A single write (an approval) never publishes.
+    Copies never take more than 1/`COPY_DUTY` of the time (a big file publishes rarely)."""
 
     def __init__(self) -> None:
         self.run_started = 0.0
         self.last_end = -RUN_GAP_SECONDS * 2
-        self.last_publish = 0.0
+        self.last_publish = -math.inf
+        self.copy_seconds = 0.0
 
     def unit_done(self, started: float, ended: float) -> bool:
         if started - self.last_end > RUN_GAP_SECONDS:
@@ -126,19 +130,31 @@ class PublishClock:
         self.last_end = ended
         return ended - max(self.run_started, self.last_publish) >= PUBLISH_AFTER_SECONDS
 
-    def published(self, at: float) -> None:
-        self.last_publish = at
+    def copy_allowed(self, now: float) -> bool:
+        return now - self.last_publish >= COPY_DUTY * self.copy_seconds
+
+    def published(self, at: float, copy_seconds: float) -> None:
+        self.last_publish, self.copy_seconds = at, copy_seconds
+
+
+def _clock(db_file: Path) -> PublishClock:
+    return _clocks.setdefault(os.path.abspath(db_file), PublishClock())
 
 
 def publish_due(db_file: Path, started: float, ended: float) -> bool:
-    """Whether the write unit that ran from `started` to `ended` (monotonic) should publish."""
-    key = os.path.abspath(db_file)
+    """Whether the write unit run from `started` to `ended` (monotonic) should publish:
+    after a run of writes, unless another writer published a moment ago."""
     with _state:
-        clock = _clocks.setdefault(key, PublishClock())
-        due = clock.unit_done(started, ended)
-        if due:
-            clock.published(ended)
-    return due
+        clock = _clock(db_file)
+        due = clock.unit_done(started, ended) and clock.copy_allowed(ended)
+    newest = snapshots(db_file)[:1]
+    return due and not (newest and time.time() - newest[0].published < PUBLISH_AFTER_SECONDS)
+
+
+def copied(db_file: Path, at: float, seconds: float) -> None:
+    """Record a publish that ended at `at` (monotonic) and how long its copy took."""
+    with _state:
+        _clock(db_file).published(at, seconds)
 
 
 def publish(db_file: Path, token: str) -> Snapshot | None:
@@ -148,8 +164,6 @@ def publish(db_file: Path, token: str) -> Snapshot | None:
     current = snapshots(db_file)
     if wal.exists() or (current and current[0].token == token):
         return None  # not self-contained, or already published
-    if current and time.time() - current[0].published < PUBLISH_AFTER_SECONDS:
-        return None  # another writer published a moment ago
     temp = db_file.with_name(f"{db_file.name}{TEMP_INFIX}{os.getpid()}")
     target = db_file.with_name(db_file.name + INFIX + token)
     try:

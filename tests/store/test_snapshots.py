@@ -31,11 +31,11 @@ CHILD = textwrap.dedent(
     from axiom.store import snapshots
     from axiom.store.db import Database
 
-    snapshots.serve_reads()
     db, mode = Database(sys.argv[1]), sys.argv[2]
-    if mode == "write-then-read":
+    if mode == "write-then-read":  # before serving: this write publishes nothing
         with db.write() as conn:
             conn.execute("INSERT INTO probe VALUES (99)")
+    snapshots.serve_reads()
     print("ready", flush=True)
     sys.stdin.readline()
     print("reading", flush=True)
@@ -208,10 +208,12 @@ def test_the_publish_clock_waits_for_a_run_of_writes() -> None:
     assert not clock.unit_done(100.0, 100.1)  # a single write
     assert not clock.unit_done(100.5, 100.6)
     assert clock.unit_done(101.0, 101.2)  # a second of continuous writing
-    clock.published(101.2)
+    clock.published(101.2, copy_seconds=0.5)
     assert not clock.unit_done(101.3, 101.4)
-    assert not clock.unit_done(200.0, 201.5 - 0.6)  # a pause ends the run
+    assert not clock.unit_done(200.0, 200.9)  # a pause ends the run
     assert clock.unit_done(201.0, 202.0)
+    assert not clock.copy_allowed(105.0)  # a 0.5 s copy: at most one per 5 s
+    assert clock.copy_allowed(106.2)
 
 
 def test_a_full_disk_while_publishing_is_logged_and_the_write_stands(
