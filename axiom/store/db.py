@@ -223,6 +223,8 @@ class Database:
         snapshots.note_committed(self.path, token)
         if self.use_snapshots and snapshots.publish_due(self.path, started, time.monotonic()):
             self.publish_snapshot()
+        else:
+            snapshots.drop_stale(self.path)
 
     def publish_snapshot(self) -> snapshots.Snapshot | None:
         """Copy the file to a read snapshot under the shared lock (readers go on reading the

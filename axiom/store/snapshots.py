@@ -12,7 +12,8 @@ generation's sequence number, and each process remembers the last one it committ
 Only processes that serve people (the web process) read snapshots (`serve_reads`); workers
 and importers, which act on what they read, always read the live file.
 
-Deleting: at most one snapshot is kept; a publisher unlinks the older ones. A reader that
+Deleting: at most one snapshot is kept; a publisher unlinks the older ones, and a write
+that does not publish unlinks one too old to be read (`drop_stale`). A reader that
 already opened one keeps reading it (an unlinked file lives until its last descriptor
 closes, milliseconds later); a reader that finds it gone falls back to the live file.
 `delete_all` (run by `rewrite_database`, hence by `forget`, under the exclusive lock)
@@ -181,6 +182,16 @@ def publish(db_file: Path, token: str) -> Snapshot | None:
     for old in current:
         old.path.unlink(missing_ok=True)  # a reader that has it open keeps reading it
     return Snapshot(target, token, target.stat().st_mtime)
+
+
+def drop_stale(db_file: Path, now: float | None = None) -> int:
+    """Unlink the snapshots too old for any reader (`MAX_AGE_SECONDS`), so a snapshot does
+    not outlive the writing it was for by more than the next write. Returns how many."""
+    now = time.time() if now is None else now
+    stale = [s for s in snapshots(db_file) if now - s.published > MAX_AGE_SECONDS]
+    for snap in stale:
+        snap.path.unlink(missing_ok=True)
+    return len(stale)
 
 
 def delete_all(db_file: Path) -> int:

@@ -203,6 +203,22 @@ def test_a_snapshot_names_the_generation_it_holds(probe_db: Database) -> None:
     assert snapshots.snapshots(probe_db.path) == [published]  # the older one is deleted
 
 
+def test_a_write_drops_a_snapshot_too_old_to_be_read(
+    probe_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshots, "PUBLISH_AFTER_SECONDS", 3600.0)  # these writes never publish
+    snap = probe_db.publish_snapshot()
+    assert snap is not None
+    with probe_db.write() as conn:
+        conn.execute("INSERT INTO probe VALUES (2)")
+    assert snapshots.snapshots(probe_db.path) == [snap]  # recent: kept for readers
+    old = time.time() - snapshots.MAX_AGE_SECONDS - 5
+    os.utime(snap.path, (old, old))
+    with probe_db.write() as conn:
+        conn.execute("INSERT INTO probe VALUES (3)")
+    assert snapshots.snapshots(probe_db.path) == []
+
+
 def test_the_publish_clock_waits_for_a_run_of_writes() -> None:
     clock = snapshots.PublishClock()
     assert not clock.unit_done(100.0, 100.1)  # a single write
