@@ -220,6 +220,10 @@ class Database:
                 if NO_SPACE in str(exc):
                     raise out_of_space(self.path, exc) from exc
                 raise
+            if self.use_snapshots and snapshots.needed_by_own_readers(
+                self.path, token, time.monotonic()
+            ):
+                self._publish(token)  # before another writer gets in (see the README)
         snapshots.note_committed(self.path, token)
         if self.use_snapshots and snapshots.publish_due(self.path, started, time.monotonic()):
             self.publish_snapshot()
@@ -232,8 +236,12 @@ class Database:
         with self._locked(fcntl.LOCK_SH):
             if not self.path.exists():
                 return None
-            started = time.monotonic()
-            published = snapshots.publish(self.path, self._live_generation())
+            return self._publish(self._live_generation())
+
+    def _publish(self, token: str) -> snapshots.Snapshot | None:
+        """Copy the file (checkpointed, the caller holding the lock) as snapshot `token`."""
+        started = time.monotonic()
+        published = snapshots.publish(self.path, token)
         ended = time.monotonic()
         snapshots.copied(self.path, ended, ended - started)
         return published

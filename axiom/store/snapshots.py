@@ -152,6 +152,18 @@ def publish_due(db_file: Path, started: float, ended: float) -> bool:
     return due and not (newest and time.time() - newest[0].published < PUBLISH_AFTER_SECONDS)
 
 
+def needed_by_own_readers(db_file: Path, token: str, now: float) -> bool:
+    """Whether this serving process's readers, being served snapshots, would wait after its
+    write `token` (read-your-writes rules out the snapshot they have): publish at once."""
+    if not _serving:
+        return False
+    newest = snapshots(db_file)[:1]
+    if not newest or time.time() - newest[0].published > MAX_AGE_SECONDS:
+        return False  # nobody is reading snapshots: no writer is busy
+    with _state:
+        return newest[0].sequence < sequence(token) and _clock(db_file).copy_allowed(now)
+
+
 def copied(db_file: Path, at: float, seconds: float) -> None:
     """Record a publish that ended at `at` (monotonic) and how long its copy took."""
     with _state:

@@ -53,6 +53,13 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.fixture(autouse=True)
+def _not_serving(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process is a writer, not the web (which importing `config.stores` would make it
+    for the rest of the session); the children serve."""
+    monkeypatch.setattr(snapshots, "_serving", False)
+
+
 @pytest.fixture
 def probe_db(tmp_path: Path) -> Database:
     """A table `probe` holding row 1."""
@@ -230,6 +237,22 @@ def test_the_publish_clock_waits_for_a_run_of_writes() -> None:
     assert clock.unit_done(201.0, 202.0)
     assert not clock.copy_allowed(105.0)  # a 0.5 s copy: at most one per 5 s
     assert clock.copy_allowed(106.2)
+
+
+def test_a_serving_process_publishes_its_own_write_while_snapshots_are_read(
+    probe_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = probe_db.publish_snapshot()
+    assert old is not None
+    monkeypatch.setattr(snapshots, "COPY_DUTY", 0)  # however soon after the last copy
+    with probe_db.write() as conn:  # not serving (an importer): its single write waits
+        conn.execute("INSERT INTO probe VALUES (2)")
+    assert snapshots.snapshots(probe_db.path) == [old]
+    monkeypatch.setattr(snapshots, "_serving", True)
+    with probe_db.write() as conn:  # the web process, e.g. an approval during an import
+        conn.execute("INSERT INTO probe VALUES (3)")
+    (newest,) = snapshots.snapshots(probe_db.path)
+    assert newest.token == probe_db.generation() != old.token  # its pages need not wait
 
 
 def test_a_full_disk_while_publishing_is_logged_and_the_write_stands(
