@@ -10,7 +10,11 @@ holds every write this process committed (read-your-writes: the token starts wit
 generation's sequence number, and each process remembers the last one it committed).
 
 Only processes that serve people (the web process) read snapshots (`serve_reads`); workers
-and importers, which act on what they read, always read the live file.
+and importers, which act on what they read, always read the live file. When such a process
+writes while its readers are being served snapshots (a hook import during an import), it
+publishes before it releases the exclusive lock: under the shared lock another writer would
+get in first, and its readers, who may not read a snapshot older than its write, would wait
+for that writer after all.
 
 Deleting: at most one snapshot is kept; a publisher unlinks the older ones, and a write
 that does not publish unlinks one too old to be read (`drop_stale`). A reader that
