@@ -246,6 +246,7 @@ class Settings:
     # Folders a path sent to the server (import page, hook transcript_path) must lie under.
     import_roots: tuple[Path, ...] = ()
     import_max_mb: int = 100  # AXIOM_IMPORT_MAX_MB: the largest file the import page accepts
+    read_snapshots: bool = True  # AXIOM_READ_SNAPSHOTS: writers publish, pages read snapshots
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -288,7 +289,15 @@ class Settings:
             search_snapshot_rows=env_int(env, "AXIOM_SEARCH_SNAPSHOT_ROWS", 2_000_000, minimum=0),
             import_roots=env_paths(env, "AXIOM_IMPORT_ROOTS", (claude_projects_dir(env),)),
             import_max_mb=env_int(env, "AXIOM_IMPORT_MAX_MB", 100, minimum=1, maximum=10_000),
+            read_snapshots=read_snapshots(env),
         )
+
+
+def read_snapshots(env: Mapping[str, str]) -> bool:
+    """AXIOM_READ_SNAPSHOTS: whether writers publish read snapshots of the DuckDB file and
+    the processes that serve pages read from them (`axiom.store.snapshots`); read alone by
+    `Database`, which has no `Settings` to hand."""
+    return env_bool(env, "AXIOM_READ_SNAPSHOTS", True)
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:

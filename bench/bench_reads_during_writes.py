@@ -2,6 +2,7 @@
 
     python bench/bench_reads_during_writes.py [--quick] [--json OUT]
         [--seconds 20] [--sessions 300] [--messages 20] [--seed-entries 5000]
+        [--snapshots on|off]
 
 Issue 15's target: the p95 of page and search reads while an import runs is at most 3x
 their p95 on the idle store, in the same run. In a fresh data dir:
@@ -19,7 +20,13 @@ their p95 on the idle store, in the same run. In a fresh data dir:
    for `--seconds` or until the import ends (the import is stopped then);
 5. a probe thread polls the lock file every millisecond (a shared, non-blocking flock on
    `axiom.duckdb.lock`, released at once) and records how long the writer held it
-   exclusively at a stretch, and the share of the time it did: what readers wait for.
+   exclusively at a stretch, and the share of the time it did: what readers wait for;
+   it also lists the read snapshots the writer publishes (`axiom.store.snapshots`);
+6. before the server starts, the cost of one snapshot copy of the seeded file (ms vs MB).
+
+`--snapshots` sets AXIOM_READ_SNAPSHOTS for the server and the importer (default on), so
+the same bench measures reads that wait for the writer (`off`) and reads served from
+snapshots (`on`).
 
 Results: page and search p50/p95 idle and during the import, the ratios of the p95s
 (target <= 3), the writer's exclusive holds (count, p50/p95/max, share of time), how many
@@ -64,6 +71,7 @@ from soak_db import (  # noqa: E402
 
 from axiom.config import AxiomConfig  # noqa: E402
 from axiom.ingest.importer import ingest_transcripts  # noqa: E402
+from axiom.store import snapshots  # noqa: E402
 from axiom.store.db import Database  # noqa: E402
 from axiom.store.migrate import migrate  # noqa: E402
 from axiom.vectors.config import configured_dim, configured_embedding_version  # noqa: E402
@@ -127,6 +135,8 @@ class LockProbe(threading.Thread):
     def __init__(self, lock_path: Path, every_s: float = 0.001) -> None:
         super().__init__(daemon=True)
         self.lock_path, self.every_s = lock_path, every_s
+        self.db_file = lock_path.with_name(lock_path.name.removesuffix(".lock"))
+        self.published: set[str] = set()  # snapshot file names seen
         self.holds_ms: list[float] = []
         self.stop_event = threading.Event()
         self.started_at = self.stopped_at = 0.0
@@ -149,6 +159,8 @@ class LockProbe(threading.Thread):
                 except BlockingIOError:
                     held_since = held_since if held_since is not None else now
                     self.held = True
+                if int(now * 20) != int((now - self.every_s) * 20):  # every 50 ms
+                    self.published.update(s.path.name for s in snapshots.snapshots(self.db_file))
                 time.sleep(self.every_s)
         finally:
             os.close(fd)
@@ -159,6 +171,7 @@ class LockProbe(threading.Thread):
         return {
             "exclusive_holds": summarize(self.holds_ms),
             "exclusive_share": round(sum(self.holds_ms) / span_ms, 3),
+            "snapshots_published": len(self.published),
         }
 
 
@@ -204,7 +217,9 @@ class Client:
 def run_import(data_dir: Path, folder: Path, log: Path, seconds: float) -> dict[str, Any]:
     """`python -m axiom import` in its own process while a client reads; probe the lock."""
     env = {k: v for k, v in child_env().items() if not k.startswith("AXIOM_")}
-    env.update(AXIOM_DATA_DIR=str(data_dir))
+    env.update(
+        AXIOM_DATA_DIR=str(data_dir), AXIOM_READ_SNAPSHOTS=os.environ["AXIOM_READ_SNAPSHOTS"]
+    )
     argv = [sys.executable, "-m", "axiom", "import", str(folder), "--quiet"]
     probe = LockProbe(data_dir / "axiom.duckdb.lock")
     probe.start()
@@ -213,6 +228,21 @@ def run_import(data_dir: Path, folder: Path, log: Path, seconds: float) -> dict[
     ended = threading.Event()
     threading.Thread(target=lambda: (importer.process.wait(), ended.set()), daemon=True).start()
     return {"importer": importer, "probe": probe, "ended": ended, "started": started}
+
+
+def copy_cost(data_dir: Path, times: int = 5) -> dict[str, Any]:
+    """What one snapshot costs the writer: the copy of the seeded file (under the shared
+    lock), by file size; the copies are deleted again."""
+    db = Database(data_dir / "axiom.duckdb", use_snapshots=True)
+    snapshots.delete_all(db.path)  # any the seeding published
+    spent = []
+    for _ in range(times):
+        started = time.perf_counter()
+        published = db.publish_snapshot()
+        spent.append((time.perf_counter() - started) * 1000)
+        assert published is not None
+        snapshots.delete_all(db.path)  # so the next one copies again
+    return {"file_mb": round(db.path.stat().st_size / 2**20, 1), "copy_ms": summarize(spent)}
 
 
 def result_row(metric: str, idle: dict, busy: dict) -> dict[str, Any]:
@@ -236,6 +266,8 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     seed(data_dir, args.seed_entries)
     write_transcripts(tmp / "import", args.sessions, args.messages)
     print(f"seeded in {time.perf_counter() - t0:.1f}s", flush=True)
+    copy = copy_cost(data_dir)
+    print(f"snapshot copy: {json.dumps(copy)}", flush=True)
     with web_server(data_dir, tmp / "web.log") as (base_url, _server):
         client = Client(base_url, 1)
         for _ in range(3):  # warm-up: the model loads on the first search
@@ -274,6 +306,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "sessions": args.sessions,
             "messages": args.messages,
             "seed_entries": args.seed_entries,
+            "read_snapshots": os.environ.get("AXIOM_READ_SNAPSHOTS", "on"),
             "embedder": configured_embedding_version(),
             "machine": machine(),
             "load_average": [round(x, 2) for x in os.getloadavg()],
@@ -295,6 +328,17 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 "target": None,
                 "met": None,
             },
+            {
+                "metric": "snapshot copy of the seeded file (value: MB)",
+                "unit": "ms",
+                "median": copy["copy_ms"].get("p50"),
+                "p95": copy["copy_ms"].get("p95"),
+                "value": copy["file_mb"],
+                "reference": None,
+                "ratio": None,
+                "target": None,
+                "met": None,
+            },
         ],
     }
 
@@ -306,8 +350,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions", type=int, default=300)
     ap.add_argument("--messages", type=int, default=20)
     ap.add_argument("--seed-entries", type=int, default=5000)
+    ap.add_argument("--snapshots", choices=("on", "off"), default="on")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
+    os.environ["AXIOM_READ_SNAPSHOTS"] = args.snapshots  # the server and the importer
     if args.quick:
         args.seconds, args.sessions, args.seed_entries = 5, 60, 1000
     with tempfile.TemporaryDirectory(prefix="axiom-rdw-") as tmp:
@@ -321,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     holds = out["writer"]["exclusive_holds"]
     print(
         f"writer held the lock {out['writer']['exclusive_share']:.0%} of the time,"
-        f" holds p50 {holds.get('p50')} / p95 {holds.get('p95')} / max {holds.get('max')} ms"
+        f" holds p50 {holds.get('p50')} / p95 {holds.get('p95')} / max {holds.get('max')} ms,"
+        f" {out['writer']['snapshots_published']} snapshot(s) published"
     )
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")

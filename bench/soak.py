@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     for error in out["errors"]:
         print("error:", error)
     print(f"load average before {load_before}, after {os.getloadavg()} on {os.cpu_count()} cores")
-    params = {"seconds": seconds, "idle_seconds": out["idle_s"], "embedder": os.environ["AXIOM_EMBEDDER"], "hooks": out["hooks"], "writer": out["writer"]}  # fmt: skip
+    params = {"seconds": seconds, "idle_seconds": out["idle_s"], "embedder": os.environ["AXIOM_EMBEDDER"], "read_snapshots": os.environ.get("AXIOM_READ_SNAPSHOTS", "on"), "hooks": out["hooks"], "writer": out["writer"]}  # fmt: skip
     write_json(args.json, "soak", params, results)
     return 0 if out["error_count"] == 0 else 1
 

@@ -5,6 +5,9 @@ one short `with db.read() as conn:` unit, so one instance per data dir serves al
 threads. The search service keeps the LanceDB handle and the loaded model, so it too is
 made once per data dir. Both come from the core (`open_database`,
 `SearchService.from_config`); this module only caches them for the Django process.
+
+The web process answers people, so a read that would wait for a writer is served from the
+newest read snapshot instead (`axiom.store.snapshots`; AXIOM_READ_SNAPSHOTS turns it off).
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from axiom.config import AxiomConfig
 from axiom.observability.dashboard import collect_dashboard
 from axiom.retrieval.query import QueryError, SearchUnavailable
 from axiom.retrieval.search import SearchService
+from axiom.store import snapshots
 from axiom.store.api_token import ensure_api_token
 from axiom.store.db import Database
 from axiom.store.migrate import open_database
 
 log = logging.getLogger(__name__)
+snapshots.serve_reads()
 _lock = threading.Lock()
 _databases: dict[Path, Database] = {}
 _services: dict[Path, SearchService] = {}

@@ -62,6 +62,8 @@ DOCUMENTED: list[tuple[str, str, str, Any]] = [
     ("AXIOM_IMPORT_MAX_MB", "5", "import_max_mb", 5),
     ("AXIOM_SEARCH_SNAPSHOT_ROWS", "0", "search_snapshot_rows", 0),
     ("AXIOM_SEARCH_SNAPSHOT_ROWS", "500000", "search_snapshot_rows", 500_000),
+    ("AXIOM_READ_SNAPSHOTS", "on", "read_snapshots", True),
+    ("AXIOM_READ_SNAPSHOTS", "off", "read_snapshots", False),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -93,6 +95,7 @@ BAD: list[tuple[str, str]] = [
     ("AXIOM_IMPORT_MAX_MB", "big"),
     ("AXIOM_SEARCH_SNAPSHOT_ROWS", "-1"),
     ("AXIOM_SEARCH_SNAPSHOT_ROWS", "all"),
+    ("AXIOM_READ_SNAPSHOTS", "sometimes"),
 ]
 
 
@@ -114,6 +117,7 @@ def test_the_defaults_are_the_documented_ones() -> None:
     assert settings.auth_token == "" and settings.secret_key
     assert settings.import_max_mb == 100
     assert settings.search_snapshot_rows == 2_000_000
+    assert settings.read_snapshots is True
 
 
 @pytest.mark.parametrize(("name", "raw", "field", "expected"), DOCUMENTED)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import duckdb
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -72,12 +73,18 @@ def _tool_calls_by_id(messages: list[MessageRow]) -> dict[str, dict[str, Any]]:
 
 
 def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
-    with get_database().read() as conn:
+
+    def find(conn: duckdb.DuckDBPyConnection) -> tuple | None:
         session = get_session(conn, session_id)
-        messages = list_messages(conn, session_id) if session else []
-        spans = list_citation_spans_in_session(conn, session_id) if session else []
-    if session is None:
+        if session is None:
+            return None
+        messages = list_messages(conn, session_id)
+        return session, messages, list_citation_spans_in_session(conn, session_id)
+
+    found = get_database().lookup(find)  # a snapshot that lacks it is not a 404
+    if found is None:
         raise Http404(f"No session {session_id!r}")
+    session, messages, spans = found
     # Cited evidence spans, marked and linked to their citation pages.
     cited = segments_by_message({m.index: m.text for m in messages}, spans)
     context = {

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -62,11 +63,20 @@ def _render(
     request: HttpRequest, conflict_id: str, error: str = "", status: int = 200
 ) -> HttpResponse:
     when = as_of(request)
-    with get_database().read() as conn:
+
+    def find(conn: duckdb.DuckDBPyConnection) -> tuple | None:
         conflict = get_conflict(conn, conflict_id, as_of=when.when)
         if conflict is None:
-            raise Http404(f"No conflict {conflict_id!r}")
-        sides = [_side(conn, "Older", conflict.older_id), _side(conn, "Newer", conflict.newer_id)]
+            return None
+        return conflict, [
+            _side(conn, "Older", conflict.older_id),
+            _side(conn, "Newer", conflict.newer_id),
+        ]
+
+    found = get_database().lookup(find)  # a snapshot that lacks it is not a 404
+    if found is None:
+        raise Http404(f"No conflict {conflict_id!r}")
+    conflict, sides = found
     context = {
         "conflict": conflict,
         "sides": sides,

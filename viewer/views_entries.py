@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
+import duckdb
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
@@ -192,15 +193,23 @@ def _render_entry(
     request: HttpRequest, entry_id: str, approval: ApprovalOutcome | None = None, status: int = 200
 ) -> HttpResponse:
     when = as_of(request)
-    with get_database().read() as conn:
+
+    def find(conn: duckdb.DuckDBPyConnection) -> tuple | None:
         entry = get_entry(conn, entry_id, as_of=when.when)
         if entry is None:
-            raise Http404(f"No entry {entry_id!r}")
-        (entry,) = entries_as_of(conn, [entry], when.when)
-        spans = list_citation_spans_for_entry(conn, entry_id)
-        history = entry_history(conn, entry_id)
-        conflicts = list_conflicts(conn, "all", entry_id, as_of=when.when)
-        suggested = possible_conflicts(conn, entry_id)
+            return None
+        return (
+            entries_as_of(conn, [entry], when.when)[0],
+            list_citation_spans_for_entry(conn, entry_id),
+            entry_history(conn, entry_id),
+            list_conflicts(conn, "all", entry_id, as_of=when.when),
+            possible_conflicts(conn, entry_id),
+        )
+
+    found = get_database().lookup(find)  # a snapshot that lacks it is not a 404
+    if found is None:
+        raise Http404(f"No entry {entry_id!r}")
+    entry, spans, history, conflicts, suggested = found
     context = {
         "as_of": when,
         "conflicts": conflicts,
@@ -242,8 +251,7 @@ def entry_approve(request: HttpRequest, entry_id: str) -> HttpResponse:
 
 def citation_detail(request: HttpRequest, citation_id: str) -> HttpResponse:
     """`/c/mem:7Fq2xA/` (or `/c/7Fq2xA/`): the whole source message, the span marked."""
-    with get_database().read() as conn:
-        citation = get_citation(conn, citation_id, context=WHOLE_MESSAGE)
+    citation = get_database().lookup(lambda c: get_citation(c, citation_id, context=WHOLE_MESSAGE))
     if citation is None:
         raise Http404(f"No citation {citation_id!r}")
     return render(request, "viewer/citation.html", {"citation": citation})

@@ -6,8 +6,10 @@ Same shape as `viewer.views`: one `with db.read()` unit per request through an
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode
 
+import duckdb
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -87,11 +89,15 @@ def task_detail(request: HttpRequest, task_id: str, error: str = "") -> HttpResp
     """A task by id (or an unambiguous id prefix of at least 6 characters); `error` is a
     refused action's reason (`viewer.views_task_actions`), shown with status 422."""
     when = as_of(request)
-    with get_database().read() as conn:
-        if when.when is None:
-            detail = get_task(conn, task_id)
-        else:
-            detail = get_task_as_of(conn, task_id, when.when)
+
+    def find(conn: duckdb.DuckDBPyConnection) -> Any:
+        return (
+            get_task(conn, task_id)
+            if when.when is None
+            else get_task_as_of(conn, task_id, when.when)
+        )
+
+    detail = get_database().lookup(find)  # a snapshot that lacks it is not a 404
     if detail is None:
         raise Http404(f"No task {task_id!r}" + (f" as of {when.text}" if when.when else ""))
     context = {

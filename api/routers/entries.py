@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import duckdb
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 
@@ -49,15 +50,21 @@ def entries(request: HttpRequest, filters: Query[EntryFilters]) -> list[dict]:
 @router.get("/entries/{entry_id}", response=responses(dict[str, Any], 404))
 def entry(request: HttpRequest, entry_id: str) -> dict:
     """One entry with its evidence, citations and full promotion history."""
-    with get_database().read() as conn:
+
+    def find(conn: duckdb.DuckDBPyConnection) -> dict | None:
         row = get_entry(conn, entry_id)
         if row is None:
-            raise NotFound(f"entry {entry_id!r} not found")
+            return None
         return {
             **row.to_json(),
             "citations": citations_for_entry(conn, entry_id),
             "history": entry_history(conn, entry_id),
         }
+
+    found = get_database().lookup(find)  # a snapshot that lacks it is not a 404
+    if found is None:
+        raise NotFound(f"entry {entry_id!r} not found")
+    return found
 
 
 @router.post(
@@ -74,8 +81,7 @@ def approve(request: HttpRequest, entry_id: str, body: ApprovalIn) -> dict:
 @router.get("/citations/{citation_id}", response=responses(dict[str, Any], 404))
 def citation(request: HttpRequest, citation_id: str) -> dict:
     """The cited span: session, message, offsets, the quoted text and context around it."""
-    with get_database().read() as conn:
-        found = get_citation(conn, citation_id)
+    found = get_database().lookup(lambda conn: get_citation(conn, citation_id))
     if found is None:
         raise NotFound(f"citation {citation_id!r} not found")
     return found.to_json()

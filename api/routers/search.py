@@ -61,8 +61,7 @@ def _hit_id(raw: str) -> str:
 def search_timeline(request: HttpRequest, params: Query[HitParams]) -> dict:
     """Layer 2: the messages around a hit in its session."""
     hit_id = _hit_id(params.id)
-    with get_database().read() as conn:
-        found = timeline(conn, hit_id)
+    found = get_database().lookup(lambda conn: timeline(conn, hit_id))
     if found is None:
         raise NotFound(f"no timeline for {hit_id!r}")
     return found
@@ -72,8 +71,7 @@ def search_timeline(request: HttpRequest, params: Query[HitParams]) -> dict:
 def search_details(request: HttpRequest, params: Query[HitParams]) -> dict:
     """Layer 3: an entry with its evidence and citations, or a whole message."""
     hit_id = _hit_id(params.id)
-    with get_database().read() as conn:
-        found = details(conn, hit_id)
+    found = get_database().lookup(lambda conn: details(conn, hit_id))
     if found is None:
         raise NotFound(f"{hit_id!r} not found")
     return found

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+import duckdb
 from django.http import HttpRequest
 from ninja import Query, Router
 
@@ -30,9 +31,14 @@ def sessions(request: HttpRequest, params: Query[PageParams]) -> dict[str, objec
 @router.get("/{path:session_id}", response=responses(SessionDetailOut, 404))
 def session(request: HttpRequest, session_id: str) -> dict[str, object]:
     """One session with all of its messages in order."""
-    with get_database().read() as conn:
+
+    def find(conn: duckdb.DuckDBPyConnection) -> dict[str, object] | None:
         found = get_session(conn, session_id)
-        messages = list_messages(conn, session_id) if found else []
-    if found is None:
+        if found is None:
+            return None
+        return {**asdict(found), "messages": [asdict(m) for m in list_messages(conn, session_id)]}
+
+    detail = get_database().lookup(find)  # a snapshot that lacks it is not a 404
+    if detail is None:
         raise NotFound(f"session {session_id!r} not found")
-    return {**asdict(found), "messages": [asdict(m) for m in messages]}
+    return detail

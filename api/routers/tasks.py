@@ -62,8 +62,7 @@ def blocked_tasks(request: HttpRequest, project: str | None = None) -> list[dict
 @router.get("/tasks/{task_id}", response=responses(TaskDetailOut, 404))
 def task_detail(request: HttpRequest, task_id: str) -> dict[str, Any]:
     """One task: state, declared/effective/suggested blockers, evidence, full history."""
-    with get_database().read() as conn:
-        detail = get_task(conn, task_id)
+    detail = get_database().lookup(lambda conn: get_task(conn, task_id))
     if detail is None:
         raise NotFound(f"task {task_id!r} not found")
     return detail.to_json()

@@ -4,9 +4,11 @@ In order, each step needed for the forgotten text to leave every file:
 
 1. under the write lock, the events about the target are rewritten to their redacted form
    (`EventStore.redact`, the one exception to append-only: ids kept, text gone) and a
-   `redacted` event records what, when and who (never the content). It is a tombstone: a
-   later import of the same session is refused (`axiom.ingest.importer`), and an entry's
-   dedupe keys stay taken, so processing the session again does not bring it back;
+   `redacted` event records what, when and who (never the content). That event is a
+   tombstone: a later import of the same session is refused (`axiom.ingest.importer`), and
+   an entry's dedupe keys stay taken, so processing the session again does not bring it
+   back. Every read snapshot (a copy of the file, `axiom.store.snapshots`) is deleted in the
+   same unit, so no page is served the text from a copy made before;
 2. every derived table is rebuilt by replay (projectors skip redacted events), which
    removes the derived rows;
 3. the LanceDB rows are deleted and every table compacted with no grace period, so no
@@ -36,6 +38,7 @@ from axiom.forgetting.pending import Pending
 from axiom.forgetting.scrub import scrub_logs, scrub_spool
 from axiom.ingest.session_queries import get_session, list_messages, session_ids_started_before
 from axiom.projections import rebuild_all
+from axiom.store import snapshots
 from axiom.store.db import Database
 from axiom.store.event_types import REDACTED
 from axiom.store.events import EventStore, NewEvent
@@ -172,6 +175,7 @@ def commit(
                 actor=f"person:{who}",
             )
         )
+        snapshots.delete_all(db.path)  # no page is served the text from an older copy
         texts = [t for t in covered.texts if len(t) >= MIN_SCRUB_CHARS]
         work = Pending(redaction_id, target.scope, covered.session_ids, covered.entry_ids, texts)
         pending.write(config.forget_pending_dir, work)

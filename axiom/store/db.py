@@ -23,6 +23,13 @@ exclusive lock, before it changes anything. A token read under the shared lock t
 names exactly the data that read sees, and a reader that finds the same token later knows
 nothing changed since (the search caches in `axiom.retrieval.reads` rely on it).
 
+**Snapshots.** A writer that has been writing for a while then publishes a copy of the
+checkpointed file under the shared lock, and in the processes that serve pages a reader that
+would have to wait for a writer reads the newest such copy instead, when it is recent and
+holds this process's own writes (`axiom.store.snapshots`). `read(fresh=True)` always reads
+the live file; `lookup` re-reads a row a snapshot lacks from it, so a missing row is never
+answered from an old copy.
+
 Writers close with DuckDB's own checkpoint-on-close. Skipping it (checkpointing later)
 halved the writer's lock holds in a loaded run but left a WAL that every read-only opener
 replays, and reads in the same process then missed committed rows (tests/pipeline/
@@ -35,12 +42,19 @@ import errno
 import fcntl
 import itertools
 import os
+import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
+
+from axiom.settings import read_snapshots
+from axiom.store import snapshots
+
+T = TypeVar("T")
 
 _UNIQUE = itertools.count()
 
@@ -71,56 +85,98 @@ def out_of_space(path: Path, exc: BaseException) -> OutOfSpace:
 class Database:
     """A DuckDB file plus the lock that serialises writers against everyone else."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, use_snapshots: bool | None = None) -> None:
         self.path = Path(path)
+        # AXIOM_READ_SNAPSHOTS unless told: publish after long writes, serve waiting reads
+        self.use_snapshots = read_snapshots(os.environ) if use_snapshots is None else use_snapshots
+        self._reading = threading.local()  # the snapshot token a thread's read sees
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.turnstile_path = self.path.with_name(self.path.name + ".turnstile")
         self.generation_path = self.path.with_name(self.path.name + ".gen")
         self.lock_wait_ms = 0.0  # cumulative time spent waiting for the lock (observability)
 
     @contextmanager
-    def _locked(self, mode: int) -> Iterator[None]:
+    def _locked(self, mode: int, wait: bool = True) -> Iterator[bool]:
+        """Hold the lock in `mode` (passing the turnstile); with `wait=False`, yield False at
+        once, holding nothing, when a writer holds the lock or waits for it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         turnstile = os.open(self.turnstile_path, os.O_RDWR | os.O_CREAT, 0o644)
+        held = False
         try:
             started = time.perf_counter()
-            fcntl.flock(turnstile, fcntl.LOCK_EX)
-            try:
-                fcntl.flock(fd, mode)
-            finally:
-                fcntl.flock(turnstile, fcntl.LOCK_UN)
+            held = _flock(turnstile, fcntl.LOCK_EX, wait)
+            if held:
+                try:
+                    held = _flock(fd, mode, wait)
+                finally:
+                    fcntl.flock(turnstile, fcntl.LOCK_UN)
             self.lock_wait_ms += (time.perf_counter() - started) * 1000
-            yield
+            yield held
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            if held:
+                fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
             os.close(turnstile)
 
     @contextmanager
-    def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A read-only connection for one unit of work; many readers may hold one at once."""
-        with self._locked(fcntl.LOCK_SH):
-            if not self.path.exists():
-                raise DatabaseMissing(
-                    f"{self.path} does not exist yet: run `python -m axiom migrate`"
-                )
-            conn = duckdb.connect(str(self.path), read_only=True)
+    def read(self, fresh: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-only connection for one unit of work; many readers may hold one at once.
+        In a process serving snapshots, a read that would wait for a writer gets the newest
+        usable snapshot instead, unless `fresh` (see the module docstring)."""
+        with ExitStack() as stack:
+            snap, conn = None, None
+            if fresh or not (self.use_snapshots and snapshots.serving()):
+                stack.enter_context(self._locked(fcntl.LOCK_SH))
+            elif not stack.enter_context(self._locked(fcntl.LOCK_SH, wait=False)):
+                snap = snapshots.usable(self.path)
+                conn = _connect_snapshot(snap.path) if snap else None
+                if conn is None:  # none usable, or deleted since it was listed: wait
+                    snap = None
+                    stack.enter_context(self._locked(fcntl.LOCK_SH))
+            if conn is None:
+                conn = self._connect_live()
+            previous = getattr(self._reading, "token", None)
+            self._reading.token = snap.token if snap else None
             try:
                 yield conn
             finally:
+                self._reading.token = previous
                 conn.close()
+
+    def _connect_live(self) -> duckdb.DuckDBPyConnection:
+        if not self.path.exists():
+            raise DatabaseMissing(f"{self.path} does not exist yet: run `python -m axiom migrate`")
+        return duckdb.connect(str(self.path), read_only=True)
+
+    def lookup(self, find: Callable[[duckdb.DuckDBPyConnection], T | None]) -> T | None:
+        """`find` in one read unit; a None (the row is missing) from a snapshot is looked up
+        again in the live file, so a missing row is never answered from an old copy (a 404
+        for a row the snapshot predates)."""
+        with self.read() as conn:
+            found, stale = find(conn), self._reading.token is not None
+        if found is None and stale:
+            with self.read(fresh=True) as conn:
+                found = find(conn)
+        return found
 
     def generation(self) -> str:
         """The token of the last write unit ("" before the first); read it under `read()`
-        to name the data that read sees."""
+        to name the data that read sees (a snapshot read sees its snapshot's token)."""
+        token = getattr(self._reading, "token", None)
+        return self._live_generation() if token is None else token
+
+    def _live_generation(self) -> str:
         try:
             return self.generation_path.read_text(encoding="ascii")
         except FileNotFoundError:
             return ""
 
-    def _bump_generation(self) -> None:
-        token = f"{time.time_ns()}-{os.getpid()}-{next(_UNIQUE)}"
+    def _bump_generation(self) -> str:
+        """Stamp a fresh token, `<sequence>.<unique>`: the sequence orders write units (for
+        read-your-writes on snapshots), the rest makes it unique."""
+        number = snapshots.sequence(self._live_generation()) + 1
+        token = f"{number}.{time.time_ns()}-{os.getpid()}-{next(_UNIQUE)}"
         fresh = self.generation_path.with_name(self.generation_path.name + f".{os.getpid()}")
         try:
             fresh.write_text(token, encoding="ascii")
@@ -130,20 +186,24 @@ class Database:
                 raise out_of_space(self.path, exc) from exc
             raise
         os.replace(fresh, self.generation_path)
+        return token
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         """The exclusive lock with no connection: for replacing the file itself
         (`axiom.store.rewrite`)."""
         with self._locked(fcntl.LOCK_EX):
-            self._bump_generation()
+            token = self._bump_generation()
             yield
+        snapshots.note_committed(self.path, token)
 
     @contextmanager
     def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A read-write connection inside one transaction, committed on success."""
+        """A read-write connection inside one transaction, committed on success; then,
+        after a long enough run of writes, a read snapshot is published."""
+        started = time.monotonic()
         with self._locked(fcntl.LOCK_EX):
-            self._bump_generation()
+            token = self._bump_generation()
             try:
                 conn = duckdb.connect(str(self.path))
                 try:
@@ -160,3 +220,43 @@ class Database:
                 if NO_SPACE in str(exc):
                     raise out_of_space(self.path, exc) from exc
                 raise
+            if self.use_snapshots and snapshots.needed_by_own_readers(
+                self.path, token, time.monotonic()
+            ):
+                self._publish(token)  # before another writer gets in (see the README)
+        snapshots.note_committed(self.path, token)
+        if self.use_snapshots and snapshots.publish_due(self.path, started, time.monotonic()):
+            self.publish_snapshot()
+        else:
+            snapshots.drop_stale(self.path)
+
+    def publish_snapshot(self) -> snapshots.Snapshot | None:
+        """Copy the file to a read snapshot under the shared lock (readers go on reading the
+        live file meanwhile); best effort, None when nothing was published."""
+        with self._locked(fcntl.LOCK_SH):
+            if not self.path.exists():
+                return None
+            return self._publish(self._live_generation())
+
+    def _publish(self, token: str) -> snapshots.Snapshot | None:
+        """Copy the file (checkpointed, the caller holding the lock) as snapshot `token`."""
+        started = time.monotonic()
+        published = snapshots.publish(self.path, token)
+        ended = time.monotonic()
+        snapshots.copied(self.path, ended, ended - started)
+        return published
+
+
+def _flock(fd: int, mode: int, wait: bool) -> bool:
+    try:
+        fcntl.flock(fd, mode if wait else mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _connect_snapshot(path: Path) -> duckdb.DuckDBPyConnection | None:
+    try:
+        return duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:  # unlinked by a publisher or `forget` since it was listed
+        return None

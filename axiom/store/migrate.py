@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 
 from axiom.config import AxiomConfig
+from axiom.store import snapshots
 from axiom.store.db import Database, DatabaseMissing
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations_duckdb"
@@ -29,7 +30,7 @@ def pending_migrations(db: Database, directory: Path = MIGRATIONS_DIR) -> list[s
     when the database does not exist yet)."""
     names = [p.name for p in migration_files(directory)]
     try:
-        with db.read() as conn:
+        with db.read(fresh=True) as conn:
             done = {r[0] for r in conn.execute("SELECT name FROM schema_migrations").fetchall()}
     except (DatabaseMissing, duckdb.CatalogException):
         return names
@@ -54,6 +55,8 @@ def migrate(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
             conn.execute(path.read_text(encoding="utf-8"))
             conn.execute("INSERT INTO schema_migrations (name) VALUES (?)", [path.name])
             applied.append(path.name)
+        if applied:  # a snapshot of the old schema must not answer the new code's reads
+            snapshots.delete_all(db.path)
     return applied
 
 

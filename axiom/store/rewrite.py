@@ -1,6 +1,7 @@
 """Rewrite the DuckDB file so blocks freed by deletes (which may still hold forgotten
 text) are not left on disk: copy every table, index and sequence into a fresh file with
 `COPY FROM DATABASE`, then swap it in, all under the exclusive lock (`Database.exclusive`).
+Every read snapshot (copies of the old file, `axiom.store.snapshots`) is deleted with it.
 CHECKPOINT alone may keep freed blocks in the file; a copy has only live data."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import os
 
 import duckdb
 
+from axiom.store import snapshots
 from axiom.store.db import Database
 
 
@@ -33,6 +35,7 @@ def rewrite_database(db: Database) -> int:
             conn.close()
         os.replace(fresh, db.path)
         wal.unlink(missing_ok=True)
+        snapshots.delete_all(db.path)
         return db.path.stat().st_size
 
 
