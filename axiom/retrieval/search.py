@@ -47,6 +47,10 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    * subject and time (`axiom.retrieval.subjects`): x1.3 for a candidate said by, or a
      fact entry about, a person the query names; x1.2, for a *when* question, for one
      whose text says when; 1.0 otherwise (and no read when the query has neither cue).
+   * cited lift (`axiom.retrieval.lists`): for a list question ("What books has X
+     read?"), each message gains 0.4 x the score of the best entry candidate citing it
+     as evidence (a message-only search draws entries into its candidates for this and
+     drops them after); 0 otherwise.
 
    Stage and status are read from DuckDB `entries` at query time (the copy in LanceDB
    would be stale after a promotion); a LanceDB row whose entry or message no longer
@@ -120,6 +124,7 @@ from axiom.retrieval.candidates import (
     lexical_views,
 )
 from axiom.retrieval.embedding import EmbedderFactory, QueryEmbedder
+from axiom.retrieval.lists import candidate_kinds, lift_cited_turns
 from axiom.retrieval.fusion import FusedHit, fuse
 from axiom.retrieval.query import (
     MODE_VIEWS,
@@ -234,15 +239,16 @@ class SearchService:
         now = now or datetime.now(UTC).replace(tzinfo=None)
         timings: dict[str, float] = {}
         query_terms = self.analyzer(text)
+        drawn = candidate_kinds(text, kinds)  # a list question draws entries too
         try:
             table = self.candidates.table()
-            found = self._candidates(table, text, query_terms, mode, kinds, warnings, timings)
+            found = self._candidates(table, text, query_terms, mode, drawn, warnings, timings)
         except SearchUnavailable:
             # Another process (a `forget`, a rebuild) may have compacted away the version
             # this long-lived handle reads: open the table afresh and try once more.
             warnings.clear()
             table = self.candidates.table()
-            found = self._candidates(table, text, query_terms, mode, kinds, warnings, timings)
+            found = self._candidates(table, text, query_terms, mode, drawn, warnings, timings)
         view_names = MODE_VIEWS[mode if found.use_dense or mode != "hybrid" else "fts"]
         t0 = time.perf_counter()
         fused = fuse(found.views, view_names, fusion)
@@ -256,7 +262,7 @@ class SearchService:
         with ExitStack() as read_scope:
             read = CachedRead(self.reads, self.db, lambda: read_scope.enter_context(self.db.read()))
             hits, stale = self._rank(
-                read, fused, found, (text, set(query_terms)), k, view_names, now
+                read, fused, found, (text, set(query_terms)), (k, kinds), view_names, now
             )
         timings["rerank"] = elapsed_ms(t0)
         timings["total"] = elapsed_ms(started)
@@ -314,13 +320,14 @@ class SearchService:
         fused: list[FusedHit],
         found: _Candidates,
         query: tuple[str, set[str]],
-        k: int,
+        wanted: tuple[int, tuple[str, ...]],
         view_names: Sequence[str],
         now: datetime,
     ) -> tuple[list[SearchHit], int]:
         """Steps 3-5 over one DuckDB read (or the cache): rerank (with the question's cues:
-        who it names, whether it asks when), match and tier, citations; and the number of
-        stale candidates dropped. `query` is the text and its analyzed terms."""
+        who it names, whether it asks when, what a list question's entries cite), match
+        and tier, citations; and the number of stale candidates dropped. `query` is the
+        text and its analyzed terms, `wanted` the number of hits and their kinds."""
         if not fused:
             return [], 0
         facts = read.facts([found.docs[str(h.id)] for h in fused])
@@ -328,7 +335,11 @@ class SearchService:
         if not scored:
             return [], stale
         text, query_terms = query
+        k, kinds = wanted
         apply_question_cues(read.conn, scored, text)
+        scored = lift_cited_turns(scored, read.details, text, kinds)
+        if not scored:
+            return [], stale
         read.details(detail_pool(scored, query_terms, found.embedder_name, k))
         top = finish(scored, query_terms, found.embedder_name, self.analyzer, k, view_names)
         read.citations(top)
