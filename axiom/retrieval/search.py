@@ -124,8 +124,8 @@ from axiom.retrieval.candidates import (
     lexical_views,
 )
 from axiom.retrieval.embedding import EmbedderFactory, QueryEmbedder
-from axiom.retrieval.lists import candidate_kinds, lift_cited_turns
 from axiom.retrieval.fusion import FusedHit, fuse
+from axiom.retrieval.lists import candidate_kinds, lift_cited_turns
 from axiom.retrieval.query import (
     MODE_VIEWS,
     SEARCHABLE_KINDS,
