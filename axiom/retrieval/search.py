@@ -85,9 +85,9 @@ One query runs through five steps; every hit carries the numbers of each (its *b
 
 Latency (bench/bench_search.py, 2 shared cores, k=10): p50/p95 64/81 ms at 10k entries,
 75/95 ms at 100k with the IVF index (147/227 ms with exact kNN). Quality (`python -m
-axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.72,
-MRR 0.59 (0.69/0.54 without the subject and time cues); README, "Measured: retrieval
-quality".
+axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.73,
+MRR 0.60 (0.69/0.54 without the subject and time cues, 0.72/0.59 without the cited lift);
+README, "Measured: retrieval quality".
 
 The code, one module per step: `query` (what may be asked, errors), `candidates` (step 1,
 LanceDB), `embedding` (the query embedder and its cache), `fusion` (step 2), `scoring`
