@@ -120,6 +120,7 @@ class Numbers:
     final: float
     subject: float = 1.0  # `axiom.retrieval.subjects`: the question names who it is about
     time: float = 1.0  # the question asks when and the candidate says when
+    cited: float = 0.0  # `axiom.retrieval.lists`: added by entries citing it (list questions)
 
 
 @dataclass
@@ -272,6 +273,7 @@ def breakdown(item: Scored, view_names: Sequence[str]) -> dict[str, Any]:
         "recency": round_or_none(n.recency),
         "subject_boost": n.subject,
         "time_boost": n.time,
+        "cited_lift": round_or_none(n.cited),
         "final": round_or_none(n.final),
     }
 

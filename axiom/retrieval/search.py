@@ -47,6 +47,10 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    * subject and time (`axiom.retrieval.subjects`): x1.3 for a candidate said by, or a
      fact entry about, a person the query names; x1.2, for a *when* question, for one
      whose text says when; 1.0 otherwise (and no read when the query has neither cue).
+   * cited lift (`axiom.retrieval.lists`): for a list question ("What books has X
+     read?"), each message gains 0.4 x the score of the best entry candidate citing it
+     as evidence (a message-only search draws entries into its candidates for this and
+     drops them after); 0 otherwise.
 
    Stage and status are DuckDB's `entries` as of the search (the copy in LanceDB would
    be stale after a promotion): on an unchanged store from the in-memory `Snapshot` of
@@ -82,9 +86,9 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    `python -m axiom cite ID` and `GET /api/v1/citations/{id}`.
 
 Latency: bench/bench_search.py, figures in the README ("Measured: speed"). Quality (`python -m
-axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.72,
-MRR 0.59 (0.69/0.54 without the subject and time cues); README, "Measured: retrieval
-quality".
+axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.73,
+MRR 0.60 (0.69/0.54 without the subject and time cues, 0.72/0.59 without the cited lift);
+README, "Measured: retrieval quality".
 
 The code, one module per step: `query` (what may be asked, errors), `candidates` (step 1,
 LanceDB), `embedding` (the query embedder and its cache), `fusion` (step 2), `scoring`
@@ -123,6 +127,7 @@ from axiom.retrieval.candidates import (
 )
 from axiom.retrieval.embedding import EmbedderFactory, QueryEmbedder
 from axiom.retrieval.fusion import FusedHit, fuse
+from axiom.retrieval.lists import candidate_kinds, lift_cited_turns
 from axiom.retrieval.query import (
     MODE_VIEWS,
     SEARCHABLE_KINDS,
@@ -242,15 +247,16 @@ class SearchService:
         now = now or datetime.now(UTC).replace(tzinfo=None)
         timings: dict[str, float] = {}
         query_terms = self.analyzer(text)
+        drawn = candidate_kinds(text, kinds)  # a list question draws entries too
         try:
             table = self.candidates.table()
-            found = self._candidates(table, text, query_terms, mode, kinds, warnings, timings)
+            found = self._candidates(table, text, query_terms, mode, drawn, warnings, timings)
         except SearchUnavailable:
             # Another process (a `forget`, a rebuild) may have compacted away the version
             # this long-lived handle reads: open the table afresh and try once more.
             warnings.clear()
             table = self.candidates.table()
-            found = self._candidates(table, text, query_terms, mode, kinds, warnings, timings)
+            found = self._candidates(table, text, query_terms, mode, drawn, warnings, timings)
         view_names = MODE_VIEWS[mode if found.use_dense or mode != "hybrid" else "fts"]
         t0 = time.perf_counter()
         fused = fuse(found.views, view_names, fusion)
@@ -266,7 +272,7 @@ class SearchService:
             snapshot = self.snapshots.current(self.db.generation())
             read = CachedRead(self.reads, self.db, connect, snapshot)
             hits, stale = self._rank(
-                read, fused, found, (text, set(query_terms)), k, view_names, now
+                read, fused, found, (text, set(query_terms)), (k, kinds), view_names, now
             )
         timings["rerank"] = elapsed_ms(t0)
         timings["total"] = elapsed_ms(started)
@@ -324,13 +330,14 @@ class SearchService:
         fused: list[FusedHit],
         found: _Candidates,
         query: tuple[str, set[str]],
-        k: int,
+        wanted: tuple[int, tuple[str, ...]],
         view_names: Sequence[str],
         now: datetime,
     ) -> tuple[list[SearchHit], int]:
         """Steps 3-5 over one DuckDB read (or the cache): rerank (with the question's cues:
-        who it names, whether it asks when), match and tier, citations; and the number of
-        stale candidates dropped. `query` is the text and its analyzed terms."""
+        who it names, whether it asks when, what a list question's entries cite), match
+        and tier, citations; and the number of stale candidates dropped. `query` is the
+        text and its analyzed terms, `wanted` the number of hits and their kinds."""
         if not fused:
             return [], 0
         facts = read.facts([found.docs[str(h.id)] for h in fused])
@@ -338,7 +345,11 @@ class SearchService:
         if not scored:
             return [], stale
         text, query_terms = query
+        k, kinds = wanted
         apply_question_cues(read.conn, scored, text)
+        scored = lift_cited_turns(scored, read.details, text, kinds)
+        if not scored:
+            return [], stale
         read.details(detail_pool(scored, query_terms, found.embedder_name, k))
         top = finish(scored, query_terms, found.embedder_name, self.analyzer, k, view_names)
         read.citations(top)
