@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 
 from axiom.config import AxiomConfig
 from axiom.evidence.citations import get_citation
@@ -31,8 +32,11 @@ from axiom.store.migrate import open_database
 SERVER_NAME = "axiom"
 
 
-class ToolError(ValueError):
-    """Bad arguments or an unknown id: the agent gets the message as the tool's error."""
+class ToolError(SDKToolError, ValueError):
+    """Bad arguments or an unknown id: the agent gets the message as the tool's error.
+
+    It must be the SDK's `ToolError`: any other exception counts as a crash, the client
+    sees only "Error executing tool …" and the server logs a traceback."""
 
 
 def client_config(data_dir: Path, python: str = sys.executable) -> dict[str, Any]:

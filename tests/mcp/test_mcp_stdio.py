@@ -54,6 +54,7 @@ async def _talk(data_dir: Path) -> dict:
         out["details"] = _json(await session.call_tool("mem-details", {"id": entry["id"]}))
         out["cite"] = _json(await session.call_tool("mem-cite", {"citation": entry["citation"]}))
         out["bad"] = await session.call_tool("mem-details", {"id": "nonsense"})
+        out["bad_cite"] = await session.call_tool("mem-cite", {"citation": "mem:nonexistent"})
     return out
 
 
@@ -72,3 +73,7 @@ def test_an_mcp_client_searches_and_opens_hits_over_stdio(data_dir: Path) -> Non
         out["cite"]["context_before"] + out["cite"]["quote"] + out["cite"]["context_after"]
     )
     assert out["bad"].is_error
+    # an anticipated error reaches the agent with its message, not only "Error executing tool"
+    assert out["bad_cite"].is_error
+    assert "unknown citation mem:nonexistent" in out["bad_cite"].content[0].text
+    assert "not a search hit id" in out["bad"].content[0].text
