@@ -1,7 +1,8 @@
 """Drain the spool: import the transcripts spooled hook payloads name, then drop them.
 
 Called by `up`, `import` and `process` before their own work. A payload whose transcript
-is gone or unreadable is moved to `spool/failed/` with the reason (never silently lost);
+is gone or unreadable, or lies outside `AXIOM_IMPORT_ROOTS` (the rule the service applies
+to the same payload), is moved to `spool/failed/` with the reason (never silently lost);
 the store dedupes, so draining a payload twice stores its session once.
 """
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from axiom.agent import spool
+from axiom.ingest.import_roots import PathOutsideImportRoots, confine_to_import_roots
 from axiom.ingest.importer import ImportReport, import_paths
 from axiom.store.db import Database
 
@@ -49,6 +51,11 @@ def drain(db: Database, data_dir: Path) -> DrainReport:
             continue
         by_transcript.setdefault(transcript, []).append(path)
     for transcript, payload_files in by_transcript.items():
+        try:
+            transcript = confine_to_import_roots(transcript)
+        except PathOutsideImportRoots as exc:
+            _fail(data_dir, payload_files, str(exc), report)
+            continue
         if not transcript.is_file():
             _fail(data_dir, payload_files, f"transcript not found: {transcript}", report)
             continue

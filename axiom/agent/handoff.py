@@ -44,6 +44,9 @@ CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
 POST_TIMEOUT = 0.6  # seconds: the whole hook must finish within one
 HOOKS_PATH = "/api/v1/hooks"
 STORE_FILE = "axiom.duckdb"
+# Answers that refuse the payload itself (malformed, too large, a transcript_path outside
+# AXIOM_IMPORT_ROOTS): sending it again later would be refused again, so it is not spooled.
+REFUSED_STATUSES = frozenset({400, 413, 415, 422})
 # The service is on 127.0.0.1: an http_proxy in the agent's environment must not carry it.
 LOCAL_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -58,6 +61,12 @@ class Handoff:
     spooled: bool = False
     context: str = ""  # the service's context block
     wants_local_context: bool = False  # service down, context event, a store to read
+    refused: str = ""  # why the service refused the payload (not spooled)
+
+
+class ServiceRefused(Exception):
+    """The service answered that this payload is not acceptable (a 4xx in
+    `REFUSED_STATUSES`); the message is its reason."""
 
 
 def auth_token(settings: Settings) -> str | None:
@@ -79,7 +88,8 @@ def service_url(settings: Settings) -> str:
 def post_to_service(
     settings: Settings, event: str, payload: dict[str, Any], timeout: float = POST_TIMEOUT
 ) -> dict[str, Any] | None:
-    """The service's answer, or None when it is down, slow or refuses."""
+    """The service's answer, or None when it is down, slow or not authorised;
+    `ServiceRefused` when it rejects the payload itself."""
     body = json.dumps({"event": event, "payload": payload}).encode("utf-8")
     headers = {"Content-Type": "application/json"}
     token = auth_token(settings)
@@ -91,9 +101,22 @@ def post_to_service(
     try:
         with LOCAL_OPENER.open(request, timeout=timeout) as response:
             answer = json.loads(response.read().decode("utf-8"))
+    except urllib.error.HTTPError as error:
+        if error.code in REFUSED_STATUSES:
+            raise ServiceRefused(f"HTTP {error.code}: {_detail(error)}") from None
+        return None
     except (urllib.error.URLError, OSError, ValueError):
         return None
     return answer if isinstance(answer, dict) and answer.get("accepted") else None
+
+
+def _detail(error: urllib.error.HTTPError) -> str:
+    """The API's JSON `detail`, else the HTTP reason."""
+    try:
+        detail = json.loads(error.read().decode("utf-8")).get("detail")
+    except (OSError, ValueError, AttributeError):
+        detail = None
+    return str(detail or error.reason)[:300]
 
 
 def parse_payload(stdin_text: str) -> dict[str, Any]:
@@ -109,7 +132,11 @@ def hand_over(name: str, stdin_text: str, settings: Settings) -> Handoff:
     payload = parse_payload(stdin_text)
     event = str(payload.get("hook_event_name") or EVENTS.get(name, name))
     handoff = Handoff(event, payload)
-    answer = post_to_service(settings, event, payload)
+    try:
+        answer = post_to_service(settings, event, payload)
+    except ServiceRefused as refusal:
+        handoff.refused = str(refusal)
+        return handoff
     if answer is not None:
         handoff.delivered = True
         handoff.context = str(answer.get("context") or "")

@@ -25,10 +25,12 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
+
+if TYPE_CHECKING:  # only in annotations: hooks import this module and must not load pyarrow
+    import pyarrow as pa
 
 from axiom.entries.queries import entry_title_and_build
 from axiom.ingest.session_queries import (

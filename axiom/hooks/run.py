@@ -34,6 +34,11 @@ def main(argv: Sequence[str] | None = None, stdin_text: str | None = None) -> Ha
     except Exception as exc:  # noqa: BLE001 - report, never fail the agent's hook
         print(f"axiom hook {args[0]}: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return None
+    if handoff.refused:
+        print(
+            f"axiom hook {args[0]}: the service refused the payload ({handoff.refused})",
+            file=sys.stderr,
+        )
     if handoff.context:
         print(handoff.context)
     return handoff

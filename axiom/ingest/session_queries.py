@@ -6,10 +6,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
+
+if TYPE_CHECKING:  # only in annotations: hooks import this module and must not load pyarrow
+    import pyarrow as pa
 
 
 @dataclass(frozen=True)

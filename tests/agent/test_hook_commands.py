@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 from axiom.agent import spool
+from axiom.agent.drain import drain
+from axiom.config import AxiomConfig
 from axiom.hooks.install import install, installed_events, load
 from axiom.store.db import Database
+from axiom.store.migrate import open_database
 from tests.agent.support import SAMPLE_SESSION, child_env, fake_home, payload, run_axiom, run_shell
 
 
@@ -72,3 +75,28 @@ def test_import_without_a_path_filters_by_project_and_date(tmp_path: Path) -> No
     found = run_axiom("import", "--no-process", "--quiet", "--project", "axiom", env=env)
     assert found.returncode == 0, found.stderr
     assert "1 new session(s)" in found.stdout
+
+
+def test_a_spooled_transcript_outside_the_import_roots_is_not_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spool drain applies the service's rule: a payload whose transcript lies outside
+    AXIOM_IMPORT_ROOTS goes to spool/failed/ with the reason; nothing of it is stored."""
+    home = fake_home(tmp_path)
+    data_dir = tmp_path / "data"
+    inside = next((home / ".claude" / "projects").rglob("*.jsonl"))
+    outside = tmp_path / "elsewhere" / "private.jsonl"
+    outside.parent.mkdir()
+    outside.write_bytes(inside.read_bytes())
+    monkeypatch.setenv("AXIOM_IMPORT_ROOTS", str(home / ".claude" / "projects"))
+    spool.write(data_dir, "Stop", payload("Stop", outside))
+    db = open_database(AxiomConfig(data_dir=data_dir))
+    report = drain(db, data_dir)
+    assert report.transcripts == 0 and len(report.failed) == 1
+    assert spool.pending(data_dir) == []
+    (failed,) = (spool.spool_dir(data_dir) / "failed").iterdir()
+    assert "outside the import roots" in json.loads(failed.read_text())["failure"]
+    assert _sessions(data_dir) == []
+    spool.write(data_dir, "Stop", payload("Stop", inside))  # the same one inside is imported
+    assert drain(db, data_dir).transcripts == 1
+    assert _sessions(data_dir) == [(SAMPLE_SESSION, 12)]

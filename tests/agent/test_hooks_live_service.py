@@ -86,7 +86,19 @@ def test_hooks_hand_over_to_the_running_service_and_store_once(tmp_path: Path) -
                 assert done.returncode == 0, done.stderr
                 assert "axiom hook" not in done.stderr
             after_rounds.append(_settled_counts(data_dir))
-        # A reply lost to the hook's timeout leaves a spooled copy: the next drain dedupes.
+        # A payload the service refuses (a transcript outside the import roots) is not
+        # spooled for a later import: the hook says why on stderr and still exits 0.
+        elsewhere = tmp_path / "elsewhere" / "private.jsonl"
+        elsewhere.parent.mkdir()
+        elsewhere.write_bytes(transcript.read_bytes())
+        pending = set(spool.pending(data_dir))
+        refused = run_shell(commands["Stop"][0], json.dumps(payload("Stop", elsewhere)), env)
+        assert refused.returncode == 0
+        if "refused" in refused.stderr:  # else the reply missed the hook's 0.6 s: spooled
+            assert "outside the import roots" in refused.stderr
+            assert set(spool.pending(data_dir)) == pending
+        # A reply lost to the hook's timeout leaves a spooled copy: the next drain dedupes
+        # (and refuses the outside transcript the same way, see test_hook_commands.py).
         spooled = len(spool.pending(data_dir))
         if spooled:
             drained = run_axiom("import", "--no-process", "--quiet", env=env)
