@@ -141,6 +141,7 @@ def env_list(env: Mapping[str, str], name: str, default: tuple[str, ...]) -> tup
 
 # --- the settings --------------------------------------------------------------------------
 
+DEFAULT_PORT = 8000  # the web (`axiom up`, runserver); hooks post to it
 DEFAULT_BROKER_URL = "redis://127.0.0.1:6379/0"
 BROKER_SCHEMES = ("redis", "rediss", "redis+socket", "unix", "memory")
 LLM_SCHEMES = ("http", "https")
@@ -202,7 +203,7 @@ class Settings:
     """The parsed AXIOM_* variables (the README's "Settings" table lists each)."""
 
     data_dir: Path
-    port: int = 8000
+    port: int = DEFAULT_PORT
     broker_url: str = ""  # empty: `axiom up` starts a broker; others use DEFAULT_BROKER_URL
     result_backend: str = ""  # empty: the broker
     broker_server: str = ""  # empty: the first of BROKER_SERVERS found
@@ -255,7 +256,7 @@ class Settings:
         env = os.environ if env is None else env
         return cls(
             data_dir=env_path(env, "AXIOM_DATA_DIR", Path("data")).resolve(),
-            port=env_int(env, "AXIOM_PORT", 8000, minimum=1, maximum=65535),
+            port=env_int(env, "AXIOM_PORT", DEFAULT_PORT, minimum=1, maximum=65535),
             broker_url=env_url(env, "AXIOM_BROKER_URL", "", BROKER_SCHEMES),
             result_backend=env_url(env, "AXIOM_RESULT_BACKEND", "", BROKER_SCHEMES),
             broker_server=_broker_server(env),

@@ -63,7 +63,7 @@ def cmd_hooks(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     try:
         if args.action == "install":
-            change = installer.install(path, settings.data_dir)
+            change = installer.install(path, settings.data_dir, port=settings.port)
             verb = "installed" if change.changed else "already installed"
             print(f"{verb}: {len(installer.EVENT_COMMANDS)} hooks in {path}")
             print(

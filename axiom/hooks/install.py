@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from axiom.settings import DEFAULT_PORT
+
 EVENT_COMMANDS: dict[str, str] = {
     "SessionStart": "session-start",
     "UserPromptSubmit": "user-prompt-submit",
@@ -50,9 +52,21 @@ def default_settings_path() -> Path:
     return (Path(base).expanduser() if base else Path.home() / ".claude") / "settings.json"
 
 
-def hook_command(event_name: str, data_dir: Path, python: str = sys.executable) -> str:
+def environment(data_dir: Path, port: int | None = None) -> str:
+    """The variables a hook needs to find this installation: Claude Code runs hooks with
+    its own environment, not the installing shell's. The port only when it is not the
+    default; never the token (the hook reads it from the data directory)."""
+    words = [f"AXIOM_DATA_DIR={shlex.quote(str(data_dir))}"]
+    if port is not None and port != DEFAULT_PORT:
+        words.append(f"AXIOM_PORT={int(port)}")
+    return " ".join(words)
+
+
+def hook_command(
+    event_name: str, data_dir: Path, python: str = sys.executable, port: int | None = None
+) -> str:
     name = EVENT_COMMANDS[event_name]
-    return f"AXIOM_DATA_DIR={shlex.quote(str(data_dir))} {shlex.quote(python)} {MARKER}{name}"
+    return f"{environment(data_dir, port)} {shlex.quote(python)} {MARKER}{name}"
 
 
 def is_axiom_hook(hook: Any) -> bool:
@@ -95,11 +109,13 @@ def without_axiom(groups: list[Any]) -> list[Any]:
     return kept
 
 
-def with_axiom(data: dict[str, Any], data_dir: Path, python: str) -> dict[str, Any]:
+def with_axiom(
+    data: dict[str, Any], data_dir: Path, python: str, port: int | None = None
+) -> dict[str, Any]:
     hooks = dict(data.get("hooks", {}))
     for event in EVENT_COMMANDS:
         group: dict[str, Any] = {"matcher": "*"} if event in MATCHER_EVENTS else {}
-        command = {"type": "command", "command": hook_command(event, data_dir, python)}
+        command = {"type": "command", "command": hook_command(event, data_dir, python, port)}
         group["hooks"] = [{**command, "timeout": HOOK_TIMEOUT}]
         hooks[event] = [*without_axiom(list(hooks.get(event, []))), group]
     return {**data, "hooks": hooks}
@@ -133,9 +149,9 @@ def installed_events(data: dict[str, Any]) -> dict[str, list[str]]:
 # --- slash commands ---------------------------------------------------------------------------
 
 
-def slash_commands(data_dir: Path, python: str) -> dict[str, str]:
+def slash_commands(data_dir: Path, python: str, port: int | None = None) -> dict[str, str]:
     """file name -> content of each Axiom slash command."""
-    cli = f"AXIOM_DATA_DIR={shlex.quote(str(data_dir))} {shlex.quote(python)} -m axiom"
+    cli = f"{environment(data_dir, port)} {shlex.quote(python)} -m axiom"
     specs = {
         "memory-search": (
             "Search Axiom's memory of past sessions",
@@ -179,17 +195,20 @@ class Change:
     commands: list[Path] = field(default_factory=list)
 
 
-def install(settings_path: Path, data_dir: Path, python: str = sys.executable) -> Change:
-    """Register every hook and write the slash commands (idempotent)."""
+def install(
+    settings_path: Path, data_dir: Path, python: str = sys.executable, port: int | None = None
+) -> Change:
+    """Register every hook and write the slash commands (idempotent); `port`: the web's,
+    written into the commands when it is not the default."""
     data = load(settings_path)
-    updated = with_axiom(data, data_dir, python)
+    updated = with_axiom(data, data_dir, python, port)
     changed = updated != data or not settings_path.exists()
     if changed:
         save(settings_path, updated)
     folder = commands_dir(settings_path)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in slash_commands(data_dir, python).items():
+    for name, text in slash_commands(data_dir, python, port).items():
         target = folder / name
         if target.exists() and COMMAND_MARKER not in target.read_text(encoding="utf-8"):
             continue  # somebody else's command of the same name: leave it

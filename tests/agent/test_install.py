@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 from axiom.hooks.install import (
@@ -13,6 +15,8 @@ from axiom.hooks.install import (
     load,
     uninstall,
 )
+from axiom.settings import DEFAULT_PORT
+from tests.agent.support import child_env, run_shell
 
 FOREIGN = {
     "model": "opus",
@@ -89,3 +93,46 @@ def test_install_creates_a_missing_settings_file(tmp_path: Path) -> None:
     assert set(installed_events(load(path))) == set(EVENT_COMMANDS)
     uninstall(path)
     assert load(path) == {}
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """A stand-in service: records each hook POST and accepts it."""
+
+    received: list[dict] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).received.append({"path": self.path, **json.loads(body)})
+        answer = json.dumps({"accepted": True, "context": ""}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_port_other_than_the_default_is_written_into_every_command(tmp_path: Path) -> None:
+    """Claude Code runs hooks without the installing shell's AXIOM_PORT: the commands carry
+    it, so a hook reaches the service on its port (a real HTTP server here)."""
+    server = HTTPServer(("127.0.0.1", 0), _Recorder)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        path = _settings(tmp_path)
+        install(path, tmp_path / "data", port=port)
+        commands = installed_events(load(path))
+        assert all(f"AXIOM_PORT={port}" in c for (c,) in commands.values())
+        slash = (path.parent / "commands" / "memory-search.md").read_text(encoding="utf-8")
+        assert f"AXIOM_PORT={port}" in slash
+        env = {k: v for k, v in child_env().items() if k != "AXIOM_PORT"}
+        done = run_shell(commands["Stop"][0], json.dumps({"hook_event_name": "Stop"}), env)
+        assert done.returncode == 0, done.stderr
+        assert [(r["path"], r["event"]) for r in _Recorder.received] == [("/api/v1/hooks", "Stop")]
+    finally:
+        server.shutdown()
+    default = _settings(tmp_path / "again")
+    install(default, tmp_path / "data", port=DEFAULT_PORT)
+    assert not any("AXIOM_PORT" in c for (c,) in installed_events(load(default)).values())
