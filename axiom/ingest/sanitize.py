@@ -100,7 +100,9 @@ def load_json(text: str, notes: list[str]) -> Any:
         except ValueError:  # an integer over the conversion limit: keep it as digits
             value = json.loads(text, parse_int=lambda digits: _int(digits, notes))
     except json.JSONDecodeError as exc:
-        raise UnusableJSON(f"not valid JSON ({exc.msg} at column {exc.colno})", exc.lineno) from exc
+        # Some messages end in "at" ("Unterminated string starting at"): say it once.
+        reason = f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+        raise UnusableJSON(f"not valid JSON ({reason})", exc.lineno) from exc
     except RecursionError as exc:
         raise UnusableJSON("not usable JSON (nested too deeply to parse)") from exc
     return clean_json(value, notes)

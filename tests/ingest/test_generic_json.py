@@ -202,3 +202,10 @@ def test_a_bad_timestamp_drops_the_timestamp_not_the_message(db: Database, tmp_p
         ("odd", None),
         ("fine", "2026-01-01T00:00:00"),
     ]
+
+
+def test_a_cut_string_is_named_once_with_its_column(tmp_path: Path) -> None:
+    path = tmp_path / "cut.json"
+    path.write_text('{"messages": [{"role": "user", "content": "unfinished')
+    (issue,) = parse_file(path).issues
+    assert issue.reason == "not valid JSON (Unterminated string starting at column 43)"
