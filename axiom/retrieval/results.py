@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from axiom.retrieval.confidence import relevance
+
 SUMMARY_CHARS = 160
 
 
@@ -39,6 +41,7 @@ class SearchHit:
             "score": round(self.score, 6),
             "match": round(self.match, 4),
             "tier": self.tier,
+            "relevance": relevance(self),  # the one rule for what may be shown unasked
             "summary": self.summary,
             "citation": self.citation,
             "entry_id": self.entry_id,

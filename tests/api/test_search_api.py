@@ -34,6 +34,9 @@ def test_search_returns_hits_with_breakdowns_tiers_and_citations(client, searcha
     for hit in data["hits"]:
         assert hit["kind"] in ("entry", "message")
         assert hit["tier"] in ("high", "suggested", "none")
+        # the core's one rule: a tier shown unless the memory is set aside
+        set_aside = hit["status"] in ("deprecated", "superseded")
+        assert hit["relevance"] == ("none" if set_aside else hit["tier"])
         assert {"views", "stage_weight", "status_penalty", "recency", "match"} <= set(
             hit["breakdown"]
         )
