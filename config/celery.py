@@ -58,8 +58,13 @@ app.conf.update(
     accept_content=["json"],
     result_expires=3600,
     beat_schedule={
-        "project-new-events": {"task": "axiom.project", "schedule": PROJECT_EVERY_SECONDS},
-        # A tick that waited behind a long drain is dropped, not run late: the next comes soon.
+        # A tick that waited behind a long drain is dropped, not run late: the next comes soon
+        # (a projection applies every event since its offset, so no tick carries its own).
+        "project-new-events": {
+            "task": "axiom.project",
+            "schedule": PROJECT_EVERY_SECONDS,
+            "options": {"expires": PROJECT_EVERY_SECONDS},
+        },
         "drain-vector-outbox": {
             "task": "axiom.drain_outbox",
             "schedule": DRAIN_EVERY_SECONDS,

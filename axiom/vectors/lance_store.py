@@ -154,7 +154,8 @@ class LanceStore:
         if not self.table_path.exists():
             raise LanceStoreError(
                 f"no table {self.table_name} in {self.lancedb_dir}: nothing has been embedded"
-                f" with {self.embedding_version} yet (the outbox writer creates it:"
+                f" with {self.embedding_version} yet (the outbox writer creates it: under"
+                " `python -m axiom up` it is at work, wait a little; otherwise run"
                 " `python -m axiom outbox drain`)"
             )
         import lancedb
@@ -322,7 +323,8 @@ class LanceStore:
             if not create:
                 raise LanceStoreError(
                     f"LanceDB directory {self.lancedb_dir} does not exist: nothing has been"
-                    " embedded yet (the outbox writer creates it: `python -m axiom outbox drain`)"
+                    " embedded yet (the outbox writer creates it: under `python -m axiom up` it"
+                    " is at work, wait a little; otherwise run `python -m axiom outbox drain`)"
                 )
             self.lancedb_dir.mkdir(parents=True, exist_ok=True)
 
