@@ -242,9 +242,9 @@ class Settings:
         return self.embedder not in NO_EMBEDDER
 
     inject_budget: int = 600  # AXIOM_INJECT_BUDGET: tokens of memory a hook may print
-    # AXIOM_SEARCH_SNAPSHOT_ROWS: the largest store (entries + messages) whose ranking facts
-    # search holds in memory while it is unchanged (`axiom.retrieval.snapshot`); 0: never.
-    search_snapshot_rows: int = 2_000_000
+    # AXIOM_SEARCH_FACTS_ROWS: the largest store (entries + messages) whose ranking facts
+    # search holds in memory while it is unchanged (`axiom.retrieval.rank_facts`); 0: never.
+    search_facts_rows: int = 2_000_000
     # Folders a path sent to the server (import page, hook transcript_path) must lie under.
     import_roots: tuple[Path, ...] = ()
     import_max_mb: int = 100  # AXIOM_IMPORT_MAX_MB: the largest file the import page accepts
@@ -288,7 +288,7 @@ class Settings:
             allowed_hosts=env_list(env, "AXIOM_ALLOWED_HOSTS", DEFAULT_ALLOWED_HOSTS),
             auth_token=env_secret(env, "AXIOM_AUTH_TOKEN"),
             inject_budget=env_int(env, "AXIOM_INJECT_BUDGET", 600, minimum=0, maximum=20_000),
-            search_snapshot_rows=env_int(env, "AXIOM_SEARCH_SNAPSHOT_ROWS", 2_000_000, minimum=0),
+            search_facts_rows=env_int(env, "AXIOM_SEARCH_FACTS_ROWS", 2_000_000, minimum=0),
             import_roots=env_paths(env, "AXIOM_IMPORT_ROOTS", (claude_projects_dir(env),)),
             import_max_mb=env_int(env, "AXIOM_IMPORT_MAX_MB", 100, minimum=1, maximum=10_000),
             read_snapshots=read_snapshots(env),

@@ -19,16 +19,16 @@ Then `--queries` distinct queries (3-6 vocabulary words, so no embedding is cach
 through `SearchService.search(q, k=10, mode="hybrid")`: the real query embedding with the
 configured model (e5 by default), FTS and vector candidates, z-score blend, the stage /
 status / citation facts, rerank. Two warm-up queries are not counted; after them the
-service has loaded the idle store's snapshot (`axiom.retrieval.snapshot`), as a
+service has loaded the idle store's fact table (`axiom.retrieval.rank_facts`), as a
 long-lived service does. Rows per size: exact kNN; at `--ivf-min-rows` and above,
-IVF_FLAT with the DuckDB read per query (`snapshot_rows=0`, the path before the
-snapshot), IVF_FLAT from the snapshot (with the snapshot's load time and bytes), and the
+IVF_FLAT with the DuckDB read per query (`facts_rows=0`, the path before the
+facts), IVF_FLAT from the fact table (with the fact table's load time and bytes), and the
 same queries again with the query-embedding LRU on; then the full-text cold/warm
 `ReadCache` passes. Printed: p50/p95/max of the whole call and the p50 of each step.
 
 Figures, with the machine and its load: README, "Measured: speed". `--cache-only` runs
 only the cache passes (full-text mode, the same queries twice on an unchanged store
-without the snapshot: every search reads DuckDB, then every candidate is cached).
+without the fact table: every search reads DuckDB, then every candidate is cached).
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from axiom.config import AxiomConfig  # noqa: E402
 from axiom.outbox.documents import document_text_for_entry  # noqa: E402
+from axiom.retrieval.rank_facts import load_rank_facts  # noqa: E402
 from axiom.retrieval.search import SearchService  # noqa: E402
-from axiom.retrieval.snapshot import load_snapshot  # noqa: E402
 from axiom.store.db import Database  # noqa: E402
 from axiom.store.migrate import migrate  # noqa: E402
 from axiom.vectors.config import configured_embedder, embedding_version_of  # noqa: E402
@@ -191,7 +191,7 @@ def measure(
 ) -> dict:
     for q in queries[:2] if warmup else ():
         service.search(q + " warmup", k=k)
-    service.snapshots.wait()  # two searches on an unchanged store start its load
+    service.rank_facts.wait()  # two searches on an unchanged store start its load
     totals, steps = [], {}
     for q in queries:
         t0 = time.perf_counter()
@@ -240,14 +240,14 @@ def run_size(n: int, args: argparse.Namespace, embedder) -> list[dict]:  # noqa:
             built = store.ensure_vector_index(min_rows=args.ivf_min_rows)
         ivf_s = time.perf_counter() - t0
         label = f"IVF_FLAT (built in {ivf_s:.1f}s: {built})"
-        service = SearchService(db, store, embedder, cache_size=0, snapshot_rows=0)
+        service = SearchService(db, store, embedder, cache_size=0, facts_rows=0)
         stats = measure(service, queries, args.k)
         rows.append({"entries": n, "vector_index": f"{label}, DuckDB read per query", **stats})
         print(json.dumps(rows[-1]), flush=True)
         service.close()
         service = SearchService(db, store, embedder, cache_size=0)
         stats = measure(service, queries, args.k)
-        rows.append({"entries": n, "vector_index": label, **stats, **snapshot_cost(service)})
+        rows.append({"entries": n, "vector_index": label, **stats, **facts_cost(service)})
         print(json.dumps(rows[-1]), flush=True)
         service.close()
         rows.append(repeated_queries(db, store, embedder, queries, args.k, n))
@@ -258,15 +258,15 @@ def run_size(n: int, args: argparse.Namespace, embedder) -> list[dict]:  # noqa:
     return rows
 
 
-def snapshot_cost(service: SearchService) -> dict:
-    """What holding the store's search facts costs (`axiom.retrieval.snapshot`): the time
+def facts_cost(service: SearchService) -> dict:
+    """What holding the store's search facts costs (`axiom.retrieval.rank_facts`): the time
     of one load and its bytes."""
     t0 = time.perf_counter()
-    _, snapshot = load_snapshot(service.db)
+    _, facts = load_rank_facts(service.db)
     load_ms = (time.perf_counter() - t0) * 1000
-    if snapshot is None:
+    if facts is None:
         return {}
-    return {"snapshot_load_ms": round(load_ms), "snapshot_mb": round(snapshot.nbytes / 1e6, 1)}
+    return {"facts_load_ms": round(load_ms), "facts_mb": round(facts.nbytes / 1e6, 1)}
 
 
 def repeated_queries(db: Database, store: LanceStore, embedder, queries, k: int, n: int) -> dict:  # noqa: ANN001
@@ -284,7 +284,7 @@ def cache_passes(db: Database, store: LanceStore, embedder, queries, k: int, n: 
     embedding to drown it), the same queries twice on an unchanged store in a fresh
     service: the first pass reads DuckDB for every search (as every search did before the
     cache), the second finds every candidate cached. `rerank` is the DuckDB read + rerank."""
-    service = SearchService(db, store, embedder, cache_size=0, snapshot_rows=0)
+    service = SearchService(db, store, embedder, cache_size=0, facts_rows=0)
     rows = []
     for label in ("full-text, cache cold (1st pass)", "full-text, cache warm (2nd pass)"):
         rows.append(

@@ -61,8 +61,8 @@ DOCUMENTED: list[tuple[str, str, str, Any]] = [
     ("AXIOM_ALLOWED_HOSTS", "axiom.lan, 127.0.0.1", "allowed_hosts", ("axiom.lan", "127.0.0.1")),
     ("AXIOM_AUTH_TOKEN", "t0ken", "auth_token", "t0ken"),
     ("AXIOM_IMPORT_MAX_MB", "5", "import_max_mb", 5),
-    ("AXIOM_SEARCH_SNAPSHOT_ROWS", "0", "search_snapshot_rows", 0),
-    ("AXIOM_SEARCH_SNAPSHOT_ROWS", "500000", "search_snapshot_rows", 500_000),
+    ("AXIOM_SEARCH_FACTS_ROWS", "0", "search_facts_rows", 0),
+    ("AXIOM_SEARCH_FACTS_ROWS", "500000", "search_facts_rows", 500_000),
     ("AXIOM_READ_SNAPSHOTS", "on", "read_snapshots", True),
     ("AXIOM_READ_SNAPSHOTS", "off", "read_snapshots", False),
 ]
@@ -94,8 +94,8 @@ BAD: list[tuple[str, str]] = [
     ("AXIOM_DEBUG", "verbose"),
     ("AXIOM_IMPORT_MAX_MB", "0"),
     ("AXIOM_IMPORT_MAX_MB", "big"),
-    ("AXIOM_SEARCH_SNAPSHOT_ROWS", "-1"),
-    ("AXIOM_SEARCH_SNAPSHOT_ROWS", "all"),
+    ("AXIOM_SEARCH_FACTS_ROWS", "-1"),
+    ("AXIOM_SEARCH_FACTS_ROWS", "all"),
     ("AXIOM_READ_SNAPSHOTS", "sometimes"),
 ]
 
@@ -117,7 +117,7 @@ def test_the_defaults_are_the_documented_ones() -> None:
     assert not settings.debug and settings.allowed_hosts == ("127.0.0.1", "localhost")
     assert settings.auth_token == "" and settings.secret_key
     assert settings.import_max_mb == 100
-    assert settings.search_snapshot_rows == 2_000_000
+    assert settings.search_facts_rows == 2_000_000
     assert settings.read_snapshots is True
 
 

@@ -12,7 +12,7 @@ approval, a forget, an import) changes the token, and the next search drops the 
 cache before it serves anything: forgotten text is never served, nor kept.
 
 Once the store has stayed unchanged between two searches, the entries' part of these reads
-comes from the generation's `Snapshot` (`axiom.retrieval.snapshot`) instead: every id, not
+comes from the generation's `RankFacts` (`axiom.retrieval.rank_facts`) instead: every id, not
 only those seen before.
 """
 
@@ -29,8 +29,8 @@ from axiom.entries.queries import entry_headlines, entry_rank_facts
 from axiom.evidence.citations import first_citations, message_citations
 from axiom.ingest.session_queries import message_texts, message_times, session_starts
 from axiom.retrieval.candidates import Doc
+from axiom.retrieval.rank_facts import RankFacts, apply_headline
 from axiom.retrieval.scoring import Facts, MessageKey, Scored
-from axiom.retrieval.snapshot import Snapshot, apply_headline
 from axiom.store.db import Database
 
 CACHE_LIMIT = 200_000  # ids per map; past it the cache starts over (~100 MB at worst)
@@ -146,7 +146,7 @@ class ReadCache:
 
 
 class CachedRead:
-    """One search's reads: from the generation's `Snapshot` when one is loaded, from the
+    """One search's reads: from the generation's `RankFacts` when one is loaded, from the
     cache where it holds the id, else through one DuckDB connection, awaited only when
     some id is missing (`connect`)."""
 
@@ -155,9 +155,9 @@ class CachedRead:
         cache: ReadCache,
         db: Database,
         connect: Callable[[], duckdb.DuckDBPyConnection],
-        snapshot: Snapshot | None = None,
+        rank_facts: RankFacts | None = None,
     ) -> None:
-        self.cache, self.db, self._connect, self.snapshot = cache, db, connect, snapshot
+        self.cache, self.db, self._connect, self.rank_facts = cache, db, connect, rank_facts
         self.maps = cache.maps(db.generation())  # unlocked: only decides what may be served
         self._conn: duckdb.DuckDBPyConnection | None = None
         self._generation = ""
@@ -174,9 +174,9 @@ class CachedRead:
         return self._conn
 
     def facts(self, docs: list[Doc]) -> dict[str, Facts]:
-        """`read_facts`, from the snapshot, else from the cache for the ids it holds."""
-        if self.snapshot is not None:
-            return self.snapshot.facts(docs)
+        """`read_facts`, from the fact table, else from the cache for the ids it holds."""
+        if self.rank_facts is not None:
+            return self.rank_facts.facts(docs)
         known = self.maps.facts
         missing = [d for d in docs if d.id not in known]
         out = {d.id: replace(f) for d in docs if (f := known.get(d.id)) is not None}
@@ -188,10 +188,10 @@ class CachedRead:
         return out
 
     def details(self, items: list[Scored]) -> None:
-        """`read_details`, from the snapshot (entries), else from the cache for the ids it
+        """`read_details`, from the fact table (entries), else from the cache for the ids it
         holds."""
-        if self.snapshot is not None:
-            items = self.snapshot.details(items)
+        if self.rank_facts is not None:
+            items = self.rank_facts.details(items)
         known = self.maps.details
         missing = [i for i in items if i.hit.id not in known]
         for i in items:
@@ -203,10 +203,10 @@ class CachedRead:
             self.cache.keep(self._generation, lambda m: m.details.update(fresh))
 
     def citations(self, items: list[Scored]) -> None:
-        """`attach_citations`, from the snapshot (entries), else from the cache for the ids
+        """`attach_citations`, from the fact table (entries), else from the cache for the ids
         it holds."""
-        if self.snapshot is not None:
-            items = self.snapshot.citations(items)
+        if self.rank_facts is not None:
+            items = self.rank_facts.citations(items)
         known = self.maps.citations
         missing = [i for i in items if i.hit.id not in known]
         for i in items:
@@ -218,11 +218,11 @@ class CachedRead:
             self.cache.keep(self._generation, lambda m: m.citations.update(fresh))
 
     def conflicts(self, items: list[Scored]) -> None:
-        """`attach_conflicts`, from the snapshot, else read now (never cached)."""
+        """`attach_conflicts`, from the fact table, else read now (never cached)."""
         if not any(item.hit.status == "contested" for item in items):
             return
-        if self.snapshot is not None:
-            self.snapshot.conflicts(items)
+        if self.rank_facts is not None:
+            self.rank_facts.conflicts(items)
         else:
             attach_conflicts(self.conn(), items)
 

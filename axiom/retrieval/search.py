@@ -53,8 +53,8 @@ One query runs through five steps; every hit carries the numbers of each (its *b
      drops them after); 0 otherwise.
 
    Stage and status are DuckDB's `entries` as of the search (the copy in LanceDB would
-   be stale after a promotion): on an unchanged store from the in-memory `Snapshot` of
-   the current generation (`axiom.retrieval.snapshot`), else read at query time; a
+   be stale after a promotion): on an unchanged store from the in-memory `RankFacts` of
+   the current generation (`axiom.retrieval.rank_facts`), else read at query time; a
    LanceDB row whose entry or message no longer exists in DuckDB is dropped and counted
    as `stale`.
 
@@ -93,7 +93,7 @@ README, "Measured: retrieval quality".
 The code, one module per step: `query` (what may be asked, errors), `candidates` (step 1,
 LanceDB), `embedding` (the query embedder and its cache), `fusion` (step 2), `scoring`
 (steps 3 and 4, pure), `reads` (the DuckDB reads behind steps 3-5, through each table's
-owner), `snapshot` (those reads for the whole store, held while it is unchanged),
+owner), `rank_facts` (those reads for the whole store, held while it is unchanged),
 `results` (hits); this module runs them in order.
 
 Bad input: an empty query is a `QueryError`; a query longer than `MAX_QUERY_CHARS` (2,000)
@@ -135,10 +135,10 @@ from axiom.retrieval.query import (
     validate_options,
     validate_query,
 )
+from axiom.retrieval.rank_facts import RANK_FACTS_MAX_ROWS, RankFactsLoader
 from axiom.retrieval.reads import CachedRead, ReadCache
 from axiom.retrieval.results import SearchHit, SearchResult
 from axiom.retrieval.scoring import detail_pool, finish, rerank
-from axiom.retrieval.snapshot import SNAPSHOT_MAX_ROWS, Snapshots
 from axiom.retrieval.subjects import apply_question_cues
 from axiom.settings import Settings
 from axiom.store.db import Database
@@ -186,7 +186,7 @@ class SearchService:
         nprobes: int = 32,
         cache_size: int = 512,
         workers: int = 1,
-        snapshot_rows: int = SNAPSHOT_MAX_ROWS,
+        facts_rows: int = RANK_FACTS_MAX_ROWS,
     ) -> None:
         self.db = db
         self.store = store
@@ -195,7 +195,7 @@ class SearchService:
         self.candidates = CandidateSource(store, per_source, nprobes)
         self.query_embedder = QueryEmbedder(embedder, store.embedding_version, cache_size)
         self.reads = ReadCache()  # DuckDB reads, kept while the store is unchanged
-        self.snapshots = Snapshots(db, snapshot_rows)  # all of them, once the store is idle
+        self.rank_facts = RankFactsLoader(db, facts_rows)  # all of them, once the store is idle
         # A thread that runs the full-text query beside query
         # embedding + kNN in the caller's thread; 0 runs everything in the caller's thread.
         # On 2 cores more threads only fight over them (measured at 100k entries: p50
@@ -216,12 +216,12 @@ class SearchService:
         except Exception as exc:  # unknown AXIOM_EMBEDDER
             raise SearchUnavailable(str(exc)) from exc
         store = LanceStore(config.lancedb_dir, version, dim)
-        rows = Settings.from_env().search_snapshot_rows
-        return cls(Database(config.duckdb_path), store, embedder, snapshot_rows=rows)
+        rows = Settings.from_env().search_facts_rows
+        return cls(Database(config.duckdb_path), store, embedder, facts_rows=rows)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
-        self.snapshots.close()
+        self.rank_facts.close()
 
     def embedder(self) -> Embedder:
         """The query embedder, loaded on first use; `SearchUnavailable` if it cannot load."""
@@ -269,8 +269,8 @@ class SearchService:
         # hook and a page searching while the importer wrote.
         with ExitStack() as read_scope:
             connect = lambda: read_scope.enter_context(self.db.read())  # noqa: E731
-            snapshot = self.snapshots.current(self.db.generation())
-            read = CachedRead(self.reads, self.db, connect, snapshot)
+            facts = self.rank_facts.current(self.db.generation())
+            read = CachedRead(self.reads, self.db, connect, facts)
             hits, stale = self._rank(
                 read, fused, found, (text, set(query_terms)), (k, kinds), view_names, now
             )

@@ -2,7 +2,7 @@
 
 `ReadCache` (`axiom.retrieval.reads`) saves the DuckDB read only for ids seen before; a new
 query's candidates are mostly unseen, and the read (a join of the ids against each whole
-table) was the largest step of a search after the query embedding. A `Snapshot` holds
+table) was the largest step of a search after the query embedding. A `RankFacts` holds
 what rerank, the tier and the citations need of *every* entry (stage, status, session,
 creation time, type, title, evidence, first citation), every message's time, the session
 starts and the open conflicts, read in one go under one generation token
@@ -14,9 +14,9 @@ Messages' role, text, meta and citations are not held (the text is most of a sto
 bytes): a message hit still reads those through `ReadCache`.
 
 When it is loaded: a search that finds the same generation as the search before it (the
-store was idle between them) asks a loader thread for the snapshot and goes on with the
-per-id reads; the searches after it use the snapshot. No search waits for a load. A write
-changes the token, and the next search drops the snapshot before it serves anything, so
+store was idle between them) asks a loader thread for the fact table and goes on with the
+per-id reads; the searches after it use the facts. No search waits for a load. A write
+changes the token, and the next search drops the fact table before it serves anything, so
 a promotion shows at once and forgotten text is neither served nor kept.
 """
 
@@ -41,10 +41,10 @@ from axiom.store.db import Database
 
 log = logging.getLogger(__name__)
 
-SNAPSHOT_MAX_ROWS = 2_000_000  # entries + messages; a larger store keeps the per-id reads
+RANK_FACTS_MAX_ROWS = 2_000_000  # entries + messages; a larger store keeps the per-id reads
 
 
-class Snapshot:
+class RankFacts:
     """One generation's search facts: entries and message times in sorted Arrow columns."""
 
     def __init__(
@@ -135,8 +135,10 @@ class Snapshot:
         return dict(zip(at, self._entries.take(list(at.values())).to_pylist(), strict=True))
 
 
-def load_snapshot(db: Database, max_rows: int = SNAPSHOT_MAX_ROWS) -> tuple[str, Snapshot | None]:
-    """The generation of the store now and its snapshot (None past `max_rows` rows)."""
+def load_rank_facts(
+    db: Database, max_rows: int = RANK_FACTS_MAX_ROWS
+) -> tuple[str, RankFacts | None]:
+    """The generation of the store now and its fact table (None past `max_rows` rows)."""
     with db.read() as conn:
         generation = db.generation()  # under the shared lock: names exactly this data
         entries = entry_search_table(conn)
@@ -145,47 +147,47 @@ def load_snapshot(db: Database, max_rows: int = SNAPSHOT_MAX_ROWS) -> tuple[str,
             return generation, None
         citations = first_citation_table(conn)
         starts, partners = all_session_starts(conn), all_open_partners(conn)
-    return generation, Snapshot(generation, entries, citations, messages, starts, partners)
+    return generation, RankFacts(generation, entries, citations, messages, starts, partners)
 
 
-class Snapshots:
-    """The current generation's snapshot of one database, loaded in the background once two
+class RankFactsLoader:
+    """The current generation's fact table of one database, loaded in the background once two
     searches in a row found the store unchanged; safe to share between threads."""
 
-    def __init__(self, db: Database, max_rows: int = SNAPSHOT_MAX_ROWS) -> None:
+    def __init__(self, db: Database, max_rows: int = RANK_FACTS_MAX_ROWS) -> None:
         self.db, self.max_rows = db, max_rows
         self._lock = threading.Lock()
-        self._snapshot: Snapshot | None = None
+        self._facts: RankFacts | None = None
         self._last_seen: str | None = None
         self._skipped: str | None = None  # a generation too big to hold
-        self._loading: Future[Snapshot | None] | None = None
+        self._loading: Future[RankFacts | None] | None = None
         self._loader: ThreadPoolExecutor | None = None
 
-    def current(self, generation: str) -> Snapshot | None:
-        """The snapshot of `generation` if it is loaded; any other one is dropped first."""
+    def current(self, generation: str) -> RankFacts | None:
+        """The fact table of `generation` if it is loaded; any other one is dropped first."""
         if self.max_rows <= 0:
             return None
         with self._lock:
-            if self._snapshot is not None and self._snapshot.generation == generation:
-                return self._snapshot
-            self._snapshot = None  # an older generation's: never served, not kept
+            if self._facts is not None and self._facts.generation == generation:
+                return self._facts
+            self._facts = None  # an older generation's: never served, not kept
             idle = self._last_seen == generation and self._skipped != generation
             if idle and self._loading is None:
                 if self._loader is None:
-                    self._loader = ThreadPoolExecutor(1, thread_name_prefix="axiom-snapshot")
+                    self._loader = ThreadPoolExecutor(1, thread_name_prefix="axiom-rank-facts")
                 self._loading = self._loader.submit(self._load_quietly)
             self._last_seen = generation
             return None
 
-    def load(self) -> Snapshot | None:
-        """Load the snapshot of the store as it is now, in this thread, and keep it."""
-        generation, snapshot = load_snapshot(self.db, self.max_rows)
+    def load(self) -> RankFacts | None:
+        """Load the fact table of the store as it is now, in this thread, and keep it."""
+        generation, facts = load_rank_facts(self.db, self.max_rows)
         with self._lock:
-            if snapshot is None:
+            if facts is None:
                 self._skipped = generation
-            elif snapshot.generation == self.db.generation():  # no write since: keep it
-                self._snapshot = snapshot
-        return snapshot
+            elif facts.generation == self.db.generation():  # no write since: keep it
+                self._facts = facts
+        return facts
 
     def wait(self) -> None:
         """Wait for a load in progress (tests and benchmarks; searches never wait)."""
@@ -197,11 +199,11 @@ class Snapshots:
         if self._loader is not None:
             self._loader.shutdown(wait=False)
 
-    def _load_quietly(self) -> Snapshot | None:
+    def _load_quietly(self) -> RankFacts | None:
         try:
             return self.load()
         except Exception:  # noqa: BLE001 - searches go on with the per-id reads
-            log.warning("search snapshot not loaded", exc_info=True)
+            log.warning("search fact table not loaded", exc_info=True)
             return None
         finally:
             with self._lock:

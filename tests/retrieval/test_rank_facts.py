@@ -1,5 +1,5 @@
 """Search keeps the whole store's ranking facts in memory while the store is unchanged
-(`axiom.retrieval.snapshot`): the same hits as reading DuckDB, no DuckDB read at all on an
+(`axiom.retrieval.rank_facts`): the same hits as reading DuckDB, no DuckDB read at all on an
 idle store, and nothing of an older generation served or kept after a write."""
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ QUERIES = [
 ]
 
 
-def twin(service: SearchService, snapshot_rows: int) -> SearchService:
+def twin(service: SearchService, facts_rows: int) -> SearchService:
     """Another service over the same files and model."""
     return SearchService(
-        service.db, service.store, service.query_embedder.embedder(), snapshot_rows=snapshot_rows
+        service.db, service.store, service.query_embedder.embedder(), facts_rows=facts_rows
     )
 
 
@@ -43,16 +43,16 @@ def hits(service: SearchService, query: str) -> list[dict[str, Any]]:
 
 
 def loaded(service: SearchService) -> SearchService:
-    """The service with the current generation's snapshot in memory, as an idle store
+    """The service with the current generation's fact table in memory, as an idle store
     gets it: two searches in a row find the same generation and the loader reads it."""
     service.search("warm up", k=1)
     service.search("warm up again", k=1)
-    service.snapshots.wait()
-    assert service.snapshots.current(service.db.generation()) is not None
+    service.rank_facts.wait()
+    assert service.rank_facts.current(service.db.generation()) is not None
     return service
 
 
-def test_the_snapshot_gives_the_same_hits_as_reading_duckdb(indexed: SearchService) -> None:
+def test_the_fact_table_gives_the_same_hits_as_reading_duckdb(indexed: SearchService) -> None:
     entry = next(h for h in indexed.search("redis cache listing", k=5).hits if h.kind == "entry")
     with indexed.db.write() as conn:  # a contested entry: its conflicts are read too
         EventStore(conn).append(
@@ -63,7 +63,7 @@ def test_the_snapshot_gives_the_same_hits_as_reading_duckdb(indexed: SearchServi
     try:
         for query in QUERIES:
             assert hits(held, query) == hits(plain, query), query
-        assert plain.snapshots.current(plain.db.generation()) is None  # 0: never loaded
+        assert plain.rank_facts.current(plain.db.generation()) is None  # 0: never loaded
     finally:
         plain.close()
         held.close()
@@ -74,7 +74,7 @@ def test_an_idle_store_is_searched_without_reading_duckdb(indexed: SearchService
     plain = twin(indexed, 0)
     expected = [h.id for h in plain.search(QUERIES[0], k=10, kinds=("entry",), now=NOW).hits]
     plain.close()
-    indexed.reads = ReadCache()  # nothing read per id: only the snapshot can serve
+    indexed.reads = ReadCache()  # nothing read per id: only the fact table can serve
     found: list[list[str]] = []
 
     def search() -> None:
@@ -88,14 +88,14 @@ def test_an_idle_store_is_searched_without_reading_duckdb(indexed: SearchService
     assert found and found[0] == expected
 
 
-def test_a_write_drops_the_snapshot_and_shows_at_once(indexed: SearchService) -> None:
+def test_a_write_drops_the_fact_table_and_shows_at_once(indexed: SearchService) -> None:
     loaded(indexed)
     entry = next(h for h in indexed.search("redis cache listing", k=5).hits if h.kind == "entry")
     assert entry.stage != "certified" and entry.entry_id
     approve_entry(indexed.db, entry.entry_id, "tester")
     after = {h.id: h for h in indexed.search("redis cache listing", k=5).hits}
     assert after[entry.id].stage == "certified"
-    assert indexed.snapshots.current(indexed.db.generation()) is None  # reloaded only when idle
+    assert indexed.rank_facts.current(indexed.db.generation()) is None  # reloaded only when idle
 
 
 def test_forgotten_text_is_neither_served_nor_kept(indexed: SearchService) -> None:
@@ -104,11 +104,11 @@ def test_forgotten_text_is_neither_served_nor_kept(indexed: SearchService) -> No
     after = indexed.search("redis cache listing", k=10).hits
     assert not any(h.session_id == "cache" for h in after)
     assert not any("Redis" in (h.summary or "") for h in after)
-    loaded(indexed)  # the new generation's snapshot: the session is gone from it
-    snapshot = indexed.snapshots.current(indexed.db.generation())
-    assert snapshot is not None
+    loaded(indexed)  # the new generation's fact table: the session is gone from it
+    facts = indexed.rank_facts.current(indexed.db.generation())
+    assert facts is not None
     gone = [Doc(id="message:cache:1", kind="message", session_id="cache", message_index=1)]
-    assert snapshot.facts(gone) == {}
+    assert facts.facts(gone) == {}
     assert not any(h.session_id == "cache" for h in indexed.search("redis cache", k=10).hits)
 
 
@@ -117,8 +117,8 @@ def test_a_store_past_the_row_limit_keeps_the_per_id_reads(indexed: SearchServic
     try:
         first = hits(small, "redis cache listing")
         small.search("warm up", k=1)
-        small.snapshots.wait()
-        assert small.snapshots.current(small.db.generation()) is None
+        small.rank_facts.wait()
+        assert small.rank_facts.current(small.db.generation()) is None
         assert hits(small, "redis cache listing") == first
     finally:
         small.close()
