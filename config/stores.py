@@ -25,13 +25,11 @@ from axiom.config import AxiomConfig
 from axiom.observability.dashboard import collect_dashboard
 from axiom.retrieval.query import QueryError, SearchUnavailable
 from axiom.retrieval.search import SearchService
-from axiom.store import snapshots
 from axiom.store.api_token import ensure_api_token
 from axiom.store.db import Database
 from axiom.store.migrate import open_database
 
 log = logging.getLogger(__name__)
-snapshots.serve_reads()
 _lock = threading.Lock()
 _databases: dict[Path, Database] = {}
 _services: dict[Path, SearchService] = {}
@@ -144,7 +142,6 @@ def reset() -> None:
         _retired.update(s for s in _services.values() if s in _leases)
         _services.clear()
         _databases.clear()
-        _warmed.clear()
     for service in idle:
         service.close()
 

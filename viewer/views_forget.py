@@ -18,7 +18,7 @@ def forget_page(request: HttpRequest) -> HttpResponse:
     data = request.POST if request.method == "POST" else request.GET
     try:
         target = _target(data)
-        with get_database().read() as conn:
+        with get_database().read(fresh=True) as conn:  # never a snapshot: it may lack the target
             covered = plan(conn, target)
     except ForgetError as exc:
         return render(request, "viewer/forget.html", {"error": str(exc)}, status=422)

@@ -114,7 +114,9 @@ def import_status(request: HttpRequest, task_id: str) -> HttpResponse:
         context = {"task_id": task_id, **_state(*task_result(task_id))}
     except QueueUnavailable as exc:  # the page keeps polling until the broker is back
         context = {"task_id": task_id, "done": False, "queue_down": str(exc)}
-        return render_page(request, "viewer/import/status.html", context, fragment="progress", status=503)  # fmt: skip
+        # htmx swaps no 4xx/5xx answer, so its poll gets the message with a 200
+        status = 200 if request.headers.get("HX-Request") else 503
+        return render_page(request, "viewer/import/status.html", context, fragment="progress", status=status)  # fmt: skip
     return render_page(request, "viewer/import/status.html", context, fragment="progress")
 
 

@@ -46,7 +46,8 @@ HOOKS_PATH = "/api/v1/hooks"
 STORE_FILE = "axiom.duckdb"
 # Answers that refuse the payload itself (malformed, too large, a transcript_path outside
 # AXIOM_IMPORT_ROOTS): sending it again later would be refused again, so it is not spooled.
-REFUSED_STATUSES = frozenset({400, 413, 415, 422})
+# (Not 400: Django answers it for a Host it does not allow, a setting to fix, not the payload.)
+REFUSED_STATUSES = frozenset({413, 415, 422})
 # The service is on 127.0.0.1: an http_proxy in the agent's environment must not carry it.
 LOCAL_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 

@@ -175,7 +175,10 @@ def commit(
                 actor=f"person:{who}",
             )
         )
-        snapshots.delete_all(db.path)  # no page is served the text from an older copy
+        # No page is served the text from an older copy, nor from one published before
+        # the tables are rebuilt and the file rewritten (the hold lasts until `finish`).
+        snapshots.hold(db.path, redaction_id)
+        snapshots.delete_all(db.path)
         texts = [t for t in covered.texts if len(t) >= MIN_SCRUB_CHARS]
         work = Pending(redaction_id, target.scope, covered.session_ids, covered.entry_ids, texts)
         pending.write(config.forget_pending_dir, work)
@@ -194,6 +197,7 @@ def finish(db: Database, config: AxiomConfig, work: Pending, report: ForgetRepor
     report.log_lines_removed = scrub_logs(config.data_dir / "logs", ids, work.texts)
     report.spool_payloads_removed = scrub_spool(config.spool_dir, ids, work.texts)
     pending.done(config.forget_pending_dir, work.redaction_id)
+    snapshots.release(db.path, work.redaction_id)
     return report
 
 
@@ -203,10 +207,11 @@ def finish_pending(db: Database, config: AxiomConfig) -> list[ForgetReport]:
     and `up` before their own work."""
     reports = []
     for work in pending.waiting(config.forget_pending_dir):
-        with db.read() as conn:
+        with db.read(fresh=True) as conn:  # never a snapshot: it may predate the commit
             committed = EventStore(conn).get_by_dedupe_key(_dedupe_key(work.redaction_id))
         if committed is None:
             pending.done(config.forget_pending_dir, work.redaction_id)
+            snapshots.release(db.path, work.redaction_id)
             continue
         report = ForgetReport(work.redaction_id, work.scope, work.session_ids, work.entry_ids)
         reports.append(finish(db, config, work, report))

@@ -242,8 +242,9 @@ class Database:
         """Copy the file (checkpointed, the caller holding the lock) as snapshot `token`."""
         started = time.monotonic()
         published = snapshots.publish(self.path, token)
-        ended = time.monotonic()
-        snapshots.copied(self.path, ended, ended - started)
+        if published is not None:  # only a real copy moves the clock and its duty
+            ended = time.monotonic()
+            snapshots.copied(self.path, ended, ended - started)
         return published
 
 

@@ -9,7 +9,7 @@ meanwhile and no writer changes it mid-copy. A reader that would have to wait fo
 holds every write this process committed (read-your-writes: the token starts with the
 generation's sequence number, and each process remembers the last one it committed).
 
-Only processes that serve people (the web process) read snapshots (`serve_reads`); workers
+Only processes that serve people (the web process: `config/wsgi.py`) read snapshots (`serve_reads`); workers
 and importers, which act on what they read, always read the live file. When such a process
 writes while its readers are being served snapshots (a hook import during an import), it
 publishes before it releases the exclusive lock: under the shared lock another writer would
@@ -32,6 +32,7 @@ import logging
 import math
 import os
 import shutil
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -40,13 +41,15 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 INFIX = ".snap."  # <file>.snap.<token>: a published snapshot
-TEMP_INFIX = ".snap-tmp."  # <file>.snap-tmp.<pid>: a copy in progress
+TEMP_INFIX = ".snap-tmp."  # <file>.snap-tmp.<pid>.<random>: a copy in progress
+HOLD_INFIX = ".snap-hold."  # <file>.snap-hold.<name>: no snapshot is published or read
 PUBLISH_AFTER_SECONDS = 1.0  # continuous writing before a snapshot is worth its copy
 COPY_DUTY = 10  # publish at most every COPY_DUTY x the last copy's time (big files: rarely)
 RUN_GAP_SECONDS = 2.0  # a longer pause between write units ends a run of writing
 MAX_AGE_SECONDS = 5.0  # a reader uses a snapshot published at most this long ago
 
 _state = threading.Lock()
+_publishing = threading.Lock()  # one copy at a time per process (at most one snapshot)
 _serving = False
 _committed: dict[str, int] = {}  # db file -> sequence of the last unit this process committed
 _clocks: dict[str, PublishClock] = {}
@@ -77,6 +80,26 @@ def note_committed(db_file: Path, token: str) -> None:
 
 def committed(db_file: Path) -> int:
     return _committed.get(os.path.abspath(db_file), 0)
+
+
+def hold(db_file: Path, name: str) -> None:
+    """Stop publishing and reading snapshots until `release(name)`: while `forget` has
+    redacted the events but not yet rebuilt the tables and rewritten the file, a copy
+    would still hold the forgotten text. A hold left by a crash stays until the
+    unfinished forget is finished (`axiom.forgetting.forget.finish_pending`)."""
+    db_file.with_name(db_file.name + HOLD_INFIX + name).touch()
+
+
+def release(db_file: Path, name: str) -> None:
+    db_file.with_name(db_file.name + HOLD_INFIX + name).unlink(missing_ok=True)
+
+
+def held(db_file: Path) -> bool:
+    prefix = db_file.name + HOLD_INFIX
+    try:
+        return any(e.name.startswith(prefix) for e in os.scandir(db_file.parent))
+    except FileNotFoundError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -111,6 +134,8 @@ def snapshots(db_file: Path) -> list[Snapshot]:
 def usable(db_file: Path, now: float | None = None) -> Snapshot | None:
     """The newest snapshot a reader of this process may use instead of waiting, or None."""
     now = time.time() if now is None else now
+    if held(db_file):
+        return None
     for snap in snapshots(db_file)[:1]:
         if snap.sequence >= committed(db_file) and now - snap.published <= MAX_AGE_SECONDS:
             return snap
@@ -177,13 +202,23 @@ def copied(db_file: Path, at: float, seconds: float) -> None:
 def publish(db_file: Path, token: str) -> Snapshot | None:
     """Copy `db_file` (checkpointed, the caller holding the shared lock) to the snapshot of
     `token`, then delete older snapshots. Best effort: a failure is logged, never raised."""
+    with _publishing:
+        return _publish(db_file, token)
+
+
+def _publish(db_file: Path, token: str) -> Snapshot | None:
     wal = db_file.with_name(db_file.name + ".wal")
     current = snapshots(db_file)
-    if wal.exists() or (current and current[0].token == token):
-        return None  # not self-contained, or already published
-    temp = db_file.with_name(f"{db_file.name}{TEMP_INFIX}{os.getpid()}")
+    if wal.exists() or held(db_file) or (current and current[0].token == token):
+        return None  # not self-contained, forget at work, or already published
     target = db_file.with_name(db_file.name + INFIX + token)
+    temp: Path | None = None
     try:
+        fd, name = tempfile.mkstemp(
+            prefix=f"{db_file.name}{TEMP_INFIX}{os.getpid()}.", dir=db_file.parent
+        )
+        os.close(fd)
+        temp = Path(name)
         shutil.copyfile(db_file, temp)
         fd = os.open(temp, os.O_RDONLY)
         try:
@@ -192,7 +227,8 @@ def publish(db_file: Path, token: str) -> Snapshot | None:
             os.close(fd)
         os.replace(temp, target)
     except OSError as exc:
-        temp.unlink(missing_ok=True)
+        if temp is not None:
+            temp.unlink(missing_ok=True)
         log.warning("read snapshot of %s not published (%s); reads wait instead", db_file, exc)
         return None
     for old in current:
@@ -202,12 +238,36 @@ def publish(db_file: Path, token: str) -> Snapshot | None:
 
 def drop_stale(db_file: Path, now: float | None = None) -> int:
     """Unlink the snapshots too old for any reader (`MAX_AGE_SECONDS`), so a snapshot does
-    not outlive the writing it was for by more than the next write. Returns how many."""
+    not outlive the writing it was for by more than the next write, and the copies a
+    killed publisher left half-written. Returns how many."""
     now = time.time() if now is None else now
-    stale = [s for s in snapshots(db_file) if now - s.published > MAX_AGE_SECONDS]
-    for snap in stale:
-        snap.path.unlink(missing_ok=True)
+    stale = [s.path for s in snapshots(db_file) if now - s.published > MAX_AGE_SECONDS]
+    stale += _orphaned_copies(db_file)
+    for path in stale:
+        path.unlink(missing_ok=True)
     return len(stale)
+
+
+def _orphaned_copies(db_file: Path) -> list[Path]:
+    """Copies in progress whose publisher (the pid in the name) is gone."""
+    prefix = db_file.name + TEMP_INFIX
+    out = []
+    for entry in os.scandir(db_file.parent):
+        if entry.name.startswith(prefix):
+            pid = entry.name[len(prefix) :].partition(".")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                out.append(Path(entry.path))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def delete_all(db_file: Path) -> int:

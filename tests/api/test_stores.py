@@ -3,8 +3,16 @@ under a request still using it; the start-up warm-up is reported by health."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
 from axiom.store.db import Database
 from config import stores
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _refuses_work(service: object) -> bool:
@@ -27,9 +35,43 @@ def test_reset_waits_for_the_request_holding_the_service(site: Database) -> None
     assert _refuses_work(fresh)  # idle: closed at once
 
 
-def test_health_says_warm_once_the_warm_up_has_run(site: Database, client) -> None:  # type: ignore[no-untyped-def]
+def test_health_says_warm_once_the_warm_up_has_run(site: Database, client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(stores, "_warmed", threading.Event())  # as a freshly started web
     assert client.get("/api/v1/health").json()["warm"] is False
     stores.warm_in_background().join(timeout=120)
     assert client.get("/api/v1/health").json()["warm"] is True
-    stores.reset()  # a fresh data dir is not warm
-    assert client.get("/api/v1/health").json()["warm"] is False
+    stores.reset()  # forget resets the handles: the process stays warm
+    assert client.get("/api/v1/health").json()["warm"] is True
+
+
+SERVING_AFTER = """
+import os, sys
+os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
+import django
+django.setup()
+from django.core.checks import run_checks
+run_checks()  # what Celery's Django fixup runs in a worker: imports the URLconf
+import config.urls
+from axiom.store import snapshots
+before = snapshots.serving()
+if sys.argv[1] == "wsgi":
+    import config.wsgi
+print(before, snapshots.serving())
+"""
+
+
+def test_only_the_wsgi_entry_point_serves_reads_from_snapshots(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A worker loads the same Django project (views, API, `config.stores`) but acts on what
+    it reads, so it must read the live file; the web process serves snapshots."""
+    env = {**os.environ, "AXIOM_DATA_DIR": str(tmp_path), "AXIOM_EMBEDDER": "none"}
+    for entry, expected in (("worker", "False False"), ("wsgi", "False True")):
+        done = subprocess.run(
+            [sys.executable, "-c", SERVING_AFTER, entry],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split("\n")[0] == expected

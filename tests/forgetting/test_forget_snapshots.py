@@ -3,6 +3,7 @@ deletes every one, so no snapshot keeps the forgotten text."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from axiom.config import AxiomConfig
@@ -41,7 +42,15 @@ def test_the_forget_commit_already_deletes_every_snapshot(
     report, work = commit(db, ForgetTarget(session_id="secret"), "test", config)
 
     assert snapshots.snapshots(db.path) == []  # before the rebuild and the rewrite
+    # Until `finish` has rebuilt the tables and rewritten the file, another writer (an
+    # import going on) publishes nothing and no reader is sent to a snapshot.
+    other = Database(db.path, use_snapshots=True)
+    with other.write() as conn:
+        conn.execute("SELECT 1")
+    assert other.publish_snapshot() is None and snapshots.snapshots(db.path) == []
     finish(db, config, work, report)
+    assert not snapshots.held(db.path)
+    assert other.publish_snapshot() is not None  # publishing resumes
 
 
 def test_a_rewrite_deletes_snapshots_and_half_written_copies(db: Database) -> None:
@@ -54,3 +63,14 @@ def test_a_rewrite_deletes_snapshots_and_half_written_copies(db: Database) -> No
 
     assert snapshots.snapshots(db.path) == []
     assert not leftover.exists() and not snap.path.exists()
+
+
+def test_a_copy_left_by_a_killed_publisher_is_dropped_by_the_next_write(db: Database) -> None:
+    dead = db.path.with_name(f"{db.path.name}{snapshots.TEMP_INFIX}999999999.abc")
+    mine = db.path.with_name(f"{db.path.name}{snapshots.TEMP_INFIX}{os.getpid()}.abc")
+    dead.write_bytes(b"a copy cut short")
+    mine.write_bytes(b"a copy in progress")
+    with db.write() as conn:
+        conn.execute("SELECT 1")
+    assert not dead.exists() and mine.exists()  # a live publisher's copy is left alone
+    mine.unlink()

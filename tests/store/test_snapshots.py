@@ -55,8 +55,8 @@ CHILD = textwrap.dedent(
 
 @pytest.fixture(autouse=True)
 def _not_serving(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process is a writer, not the web (which importing `config.stores` would make it
-    for the rest of the session); the children serve."""
+    """This process is a writer, not the web (only `config.wsgi` turns serving on; a test
+    may have turned it on for itself); the children serve."""
     monkeypatch.setattr(snapshots, "_serving", False)
 
 

@@ -183,6 +183,8 @@ def test_while_the_broker_is_down_the_pages_say_so_and_work_again_once_it_is_bac
     status = client.get(status_url)
     assert status.status_code == 503 and "cannot be read" in status.content.decode()
     assert 'hx-trigger="every 1s"' in status.content.decode()  # it keeps checking
+    polled = client.get(status_url, headers={"HX-Request": "true"})  # htmx swaps only a 2xx
+    assert polled.status_code == 200 and "cannot be read" in polled.content.decode()
 
     broker.restart()
     assert client.post(reverse("viewer-import"), form).status_code == 302
