@@ -124,3 +124,18 @@ def serve(
     service = SearchService(db, store, embedder)
     yield service
     service.close()
+
+
+def chat(session_id: str, started: str, turns: list[tuple[str, str]]) -> Transcript:
+    """A LoCoMo-like conversation: each turn (speaker, text) a user message with its speaker."""
+    return Transcript(
+        session_id=session_id,
+        project="friends",
+        source="locomo",
+        messages=tuple(
+            Message(index=i, role="user", text=text, meta={"speaker": speaker})
+            for i, (speaker, text) in enumerate(turns)
+        ),
+        started_at=started,
+        title=session_id,
+    )

@@ -7,30 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from axiom.ingest.transcript import Message, Transcript
 from axiom.retrieval.lists import CITED_BOOST, asks_for_list, candidate_kinds
 from axiom.retrieval.search import SearchService
 from axiom.store.db import Database
 from axiom.vectors.lance_store import LanceStore
-from tests.retrieval.conftest import HashEmbedder, serve
-
-
-def _chat(session_id: str, started: str, turns: list[tuple[str, str]]) -> Transcript:
-    return Transcript(
-        session_id=session_id,
-        project="friends",
-        source="locomo",
-        messages=tuple(
-            Message(index=i, role="user", text=text, meta={"speaker": speaker})
-            for i, (speaker, text) in enumerate(turns)
-        ),
-        started_at=started,
-        title=session_id,
-    )
-
+from tests.retrieval.conftest import HashEmbedder, chat, serve
 
 SESSIONS = [
-    _chat(
+    chat(
         "s1",
         "2023-05-08T13:56:00",
         [
@@ -39,7 +23,7 @@ SESSIONS = [
             ("Caroline", "The support group meeting gave me a lot of courage."),
         ],
     ),
-    _chat(
+    chat(
         "s2",
         "2023-06-27T10:00:00",
         [

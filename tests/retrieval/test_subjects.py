@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from axiom.ingest.transcript import Message, Transcript
 from axiom.retrieval.search import SearchService
 from axiom.retrieval.subjects import (
     SUBJECT_BOOST,
@@ -19,7 +18,7 @@ from axiom.retrieval.subjects import (
 )
 from axiom.store.db import Database
 from axiom.vectors.lance_store import LanceStore
-from tests.retrieval.conftest import HashEmbedder, serve
+from tests.retrieval.conftest import HashEmbedder, chat, serve
 
 
 def test_names_are_capitalized_words_that_do_not_open_a_sentence() -> None:
@@ -43,20 +42,6 @@ def test_when_questions_and_time_expressions() -> None:
     assert not places_in_time("I love painting sunsets")
 
 
-def _chat(session_id: str, started: str, turns: list[tuple[str, str]]) -> Transcript:
-    return Transcript(
-        session_id=session_id,
-        project="friends",
-        source="locomo",
-        messages=tuple(
-            Message(index=i, role="user", text=text, meta={"speaker": speaker})
-            for i, (speaker, text) in enumerate(turns)
-        ),
-        started_at=started,
-        title=session_id,
-    )
-
-
 FILLER = [
     ("Melanie", "I signed up for a pottery class, clay is so calming."),
     ("Caroline", "I'm researching adoption agencies for my family."),
@@ -64,7 +49,7 @@ FILLER = [
     ("Caroline", "The support group meeting gave me a lot of courage."),
 ]
 SESSIONS = [
-    _chat(
+    chat(
         "s1",
         "2023-05-08T13:56:00",
         [
@@ -73,7 +58,7 @@ SESSIONS = [
             ("Melanie", "We camped at the beach with the kids, it was lovely."),
         ],
     ),
-    _chat(
+    chat(
         "s2",
         "2023-06-27T10:00:00",
         [
