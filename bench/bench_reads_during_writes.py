@@ -56,6 +56,7 @@ for p in (str(ROOT), str(BENCH)):
         sys.path.insert(0, p)
 
 from bench_search import VOCABULARY, synthetic_entries, write_duckdb, write_lance  # noqa: E402
+from protocol import result  # noqa: E402 - bench/protocol.py, beside this script
 from soak_db import (  # noqa: E402
     SESSION_LINK,
     PageError,
@@ -247,17 +248,20 @@ def copy_cost(data_dir: Path, times: int = 5) -> dict[str, Any]:
 
 def result_row(metric: str, idle: dict, busy: dict) -> dict[str, Any]:
     ratio = round(busy["p95"] / idle["p95"], 2) if idle.get("p95") else None
-    return {
-        "metric": f"{metric} p95 during import / idle",
-        "unit": "x",
-        "median": busy.get("p50"),
-        "p95": busy.get("p95"),
-        "value": None,
-        "reference": idle.get("p95"),
-        "ratio": ratio,
-        "target": f"ratio <= {TARGET_RATIO:g}",
-        "met": ratio is not None and ratio <= TARGET_RATIO,
-    }
+    return result(
+        f"{metric} p95 during import / idle",
+        "x",
+        percentiles=(busy.get("p50"), busy.get("p95")),
+        reference=idle.get("p95"),
+        ratio=ratio,
+        target=f"ratio <= {TARGET_RATIO:g}",
+        met=ratio is not None and ratio <= TARGET_RATIO,
+    )
+
+
+def summary_row(metric: str, ms: dict[str, Any], value: float) -> dict[str, Any]:
+    """A row of milliseconds (a `summarize` dict) with one more figure as its value."""
+    return result(metric, "ms", percentiles=(ms.get("p50"), ms.get("p95")), value=value)
 
 
 def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
@@ -317,28 +321,12 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         "results": [
             result_row("page", idle["page"], busy["page"]),
             result_row("search", idle["search"], busy["search"]),
-            {
-                "metric": "writer exclusive hold",
-                "unit": "ms",
-                "median": writer["exclusive_holds"].get("p50"),
-                "p95": writer["exclusive_holds"].get("p95"),
-                "value": writer["exclusive_share"],
-                "reference": None,
-                "ratio": None,
-                "target": None,
-                "met": None,
-            },
-            {
-                "metric": "snapshot copy of the seeded file (value: MB)",
-                "unit": "ms",
-                "median": copy["copy_ms"].get("p50"),
-                "p95": copy["copy_ms"].get("p95"),
-                "value": copy["file_mb"],
-                "reference": None,
-                "ratio": None,
-                "target": None,
-                "met": None,
-            },
+            summary_row(
+                "writer exclusive hold", writer["exclusive_holds"], writer["exclusive_share"]
+            ),
+            summary_row(
+                "snapshot copy of the seeded file (value: MB)", copy["copy_ms"], copy["file_mb"]
+            ),
         ],
     }
 

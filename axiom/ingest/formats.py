@@ -24,6 +24,7 @@ from typing import Any
 
 from axiom.ingest.claude_code import ParsedFile, parse_claude_code
 from axiom.ingest.generic_json import parse_generic_json
+from axiom.ingest.import_roots import PathOutsideImportRoots, confine_to_import_roots
 from axiom.ingest.issues import InputIssue
 from axiom.ingest.locomo import looks_like_locomo, parse_locomo
 from axiom.ingest.markdown import parse_markdown
@@ -110,13 +111,12 @@ def discover(
     outside those roots is skipped with an issue, never read."""
     files: list[Path] = []
     issues: list[InputIssue] = []
-    roots = [Path(r).resolve() for r in within] if within is not None else None
     for path in paths:
         if path.is_dir():
             for p in sorted(path.rglob("*")):
                 if not (p.is_file() and p.suffix.lower() in TRANSCRIPT_SUFFIXES):
                     continue
-                if roots is not None and not any(p.resolve().is_relative_to(r) for r in roots):
+                if within is not None and not _inside(p, within):
                     issues.append(InputIssue(str(p), None, OUTSIDE_ROOTS))
                     continue
                 files.append(p)
@@ -125,3 +125,11 @@ def discover(
         else:
             issues.append(InputIssue(str(path), None, "no such file or directory"))
     return files, issues
+
+
+def _inside(path: Path, roots: Sequence[Path]) -> bool:
+    try:
+        confine_to_import_roots(path, roots)
+    except PathOutsideImportRoots:
+        return False
+    return True

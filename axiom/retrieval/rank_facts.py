@@ -77,12 +77,8 @@ class RankFacts:
         out: dict[str, Facts] = {}
         rows = self._entry_rows([d.entry_id for d in docs if d.kind == "entry" and d.entry_id])
         for entry_id, row in rows.items():
-            session_id = row["session_id"]
-            out[f"entry:{entry_id}"] = Facts(
-                stage=row["stage"],
-                status=row["status"] or "active",
-                session_id=session_id,
-                ts=self._starts.get(session_id or "") or row["created_ts"],
+            out[f"entry:{entry_id}"] = entry_facts(
+                row["stage"], row["status"], row["session_id"], row["created_ts"], self._starts
             )
         keys = [
             f"{d.session_id}:{int(d.message_index)}"
@@ -208,6 +204,19 @@ class RankFactsLoader:
         finally:
             with self._lock:
                 self._loading = None
+
+
+def entry_facts(
+    stage: str, status: str | None, session_id: str | None, created: Any, starts: dict[str, Any]
+) -> Facts:
+    """An entry's ranking facts; its time is its session's start (when it was said), else
+    its creation."""
+    return Facts(
+        stage=stage,
+        status=status or "active",
+        session_id=session_id,
+        ts=starts.get(session_id or "") or created,
+    )
 
 
 def apply_headline(fact: Facts, head: EntryHeadline) -> None:

@@ -29,7 +29,7 @@ from axiom.entries.queries import entry_headlines, entry_rank_facts
 from axiom.evidence.citations import first_citations, message_citations
 from axiom.ingest.session_queries import message_texts, message_times, session_starts
 from axiom.retrieval.candidates import Doc
-from axiom.retrieval.rank_facts import RankFacts, apply_headline
+from axiom.retrieval.rank_facts import RankFacts, apply_headline, entry_facts
 from axiom.retrieval.scoring import Facts, MessageKey, Scored
 from axiom.store.db import Database
 
@@ -52,11 +52,8 @@ def read_facts(conn: duckdb.DuckDBPyConnection, docs: list[Doc]) -> dict[str, Fa
     entries = entry_rank_facts(conn, entry_ids)
     starts = session_starts(conn, [e.session_id for e in entries if e.session_id])
     for e in entries:
-        out[f"entry:{e.entry_id}"] = Facts(
-            stage=e.stage,
-            status=e.status or "active",
-            session_id=e.session_id,
-            ts=starts.get(e.session_id or "") or e.created_ts,
+        out[f"entry:{e.entry_id}"] = entry_facts(
+            e.stage, e.status, e.session_id, e.created_ts, starts
         )
     for (sid, idx), ts in message_times(conn, keys).items():
         out[f"message:{sid}:{idx}"] = Facts(ts=ts)

@@ -9,8 +9,9 @@ meanwhile and no writer changes it mid-copy. A reader that would have to wait fo
 holds every write this process committed (read-your-writes: the token starts with the
 generation's sequence number, and each process remembers the last one it committed).
 
-Only processes that serve people (the web process: `config/wsgi.py`) read snapshots (`serve_reads`); workers
-and importers, which act on what they read, always read the live file. When such a process
+Only processes that serve people (the web process: `config/wsgi.py`) read snapshots
+(`serve_reads`); workers and importers, which act on what they read, always read the live
+file. When such a process
 writes while its readers are being served snapshots (a hook import during an import), it
 publishes before it releases the exclusive lock: under the shared lock another writer would
 get in first, and its readers, who may not read a snapshot older than its write, would wait
@@ -21,7 +22,8 @@ that does not publish unlinks one too old to be read (`drop_stale`). A reader th
 already opened one keeps reading it (an unlinked file lives until its last descriptor
 closes, milliseconds later); a reader that finds it gone falls back to the live file.
 `delete_all` (run by `rewrite_database`, hence by `forget`, under the exclusive lock)
-removes every snapshot and every half-written copy, so forgotten text leaves them too.
+removes every snapshot and every half-written copy, so forgotten text leaves them too, and
+`forget` holds publishing and reading (`hold`) until its tables are rebuilt.
 
 Publishing is best effort: a failure (a full disk) is logged and the write stands.
 """
