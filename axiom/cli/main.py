@@ -138,9 +138,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Commands that read or change what is stored: on a data dir with no store they stop with
+# a message instead of creating an empty one (a command run from the wrong folder would
+# otherwise answer "nothing found" from a fresh ./data). The others create the store.
+NEEDS_STORE = frozenset(
+    {
+        "blocked", "cite", "conditions", "conflicts", "decisions", "demote", "entries",
+        "entry", "export", "forget", "outbox", "process", "rebuild", "reconcile", "search",
+        "stats", "task", "tasks",
+    }
+)  # fmt: skip
+
+
+def missing_store(command: str) -> str | None:
+    """Why `command` cannot run here, or None: there is no store in the data dir."""
+    if command not in NEEDS_STORE:
+        return None
+    path = AxiomConfig.from_env().duckdb_path
+    if path.exists():
+        return None
+    return (
+        f"no Axiom store at {path} (the data dir is AXIOM_DATA_DIR, or ./data under the"
+        f" current folder, {os.getcwd()}, when unset). Run this where you ran"
+        " `python -m axiom up` or `import`, or point AXIOM_DATA_DIR at that data dir;"
+        " `python -m axiom import` creates a new store"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        missing = missing_store(args.command)
+        if missing is not None:
+            print(f"error: {missing}", file=sys.stderr)
+            return 1
         return int(args.func(args))
     except BrokenPipeError:
         # The reader left (`axiom entries --json | head -1`): stop quietly. stdout now
