@@ -2,13 +2,17 @@
 
 `accept` imports the transcript a Stop / SessionEnd / PostToolUse payload names (through
 `import_paths`: privacy-filtered, deduplicated, so the same transcript handed over twice
-is stored once) and, for SessionStart / UserPromptSubmit, returns the context block from
+is stored once), or hands its path to `queue_import` (the web queues it for the worker, so
+the hook is answered at once and the serving process does not write), and, for
+SessionStart / UserPromptSubmit, returns the context block from
 the full hybrid search (`axiom.agent.context`), falling back to full text when the search
 index is unavailable.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from axiom.agent.context import (
@@ -38,13 +42,17 @@ def accept(
     event: str,
     payload: dict[str, Any],
     budget: int,
+    queue_import: Callable[[Path], str | None] | None = None,
 ) -> dict[str, Any]:
     """Store what the payload hands over; return `{accepted, event, imported, new_sessions,
-    context}` (`imported`: the sessions the transcript holds, new or already stored)."""
+    queued, context}` (`imported`: the sessions the transcript holds, new or already
+    stored; `queued`: the id of the queued import when `queue_import` took the path,
+    else None; it returns None to have the import done here)."""
     if not isinstance(payload, dict):
         raise HookRejected("payload must be a JSON object")
     imported: list[str] = []
     new_sessions = 0
+    queued: str | None = None
     raw = payload.get("transcript_path")
     if event in IMPORTING_EVENTS and isinstance(raw, str) and raw:
         try:  # a path that reaches the server must lie under AXIOM_IMPORT_ROOTS
@@ -53,14 +61,17 @@ def accept(
             raise HookRejected(str(exc)) from None
         if not path.is_file():
             raise HookRejected(f"transcript not found: {path}")
-        report = import_paths(db, [path])
-        imported, new_sessions = report.session_ids, report.sessions_new
+        queued = queue_import(path) if queue_import is not None else None
+        if queued is None:
+            report = import_paths(db, [path])
+            imported, new_sessions = report.session_ids, report.sessions_new
     context = _context(db, search, event, scrub(payload), budget) if budget > 0 else ""
     return {
         "accepted": True,
         "event": event,
         "imported": imported,
         "new_sessions": new_sessions,
+        "queued": queued,
         "context": context,
     }
 

@@ -1,7 +1,8 @@
 """`POST /api/v1/hooks` through Django's test client: the API token is required, a
 payload Axiom cannot use (or naming a transcript outside AXIOM_IMPORT_ROOTS) is a 422 that
-stores nothing, a Stop stores its transcript once, and a SessionStart answers with the
-project's memories and their `mem:` citations."""
+stores nothing, a Stop stores its transcript once (queued for a real worker when a broker
+is configured, in the request when none is or it does not answer), and a SessionStart
+answers with the project's memories and their `mem:` citations."""
 
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ from axiom.ingest.importer import import_paths
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
 from config import stores
+from tests.queue.conftest import (  # noqa: F401 - fixtures: a real broker and worker
+    broker,
+    celery_app,
+    point_app_at,
+    worker,
+)
 
 URL = "/api/v1/hooks"
 SAMPLE_CWD = "/home/dev/axiom"
@@ -98,6 +105,7 @@ def test_a_stop_stores_its_transcript_once(client, site, sample_session: Path):
         "event": "Stop",
         "imported": [sample_session.stem],
         "new_sessions": 1,
+        "queued": None,
         "context": "",
     }
     stored = counts(site)
@@ -119,3 +127,43 @@ def test_session_start_answers_with_the_projects_memories(client, site, sample_s
     assert all("(mem:" in line and "verified" in line for line in lines[1:])
     elsewhere = post(client, hook("SessionStart", sample_session, cwd="/some/other/project"))
     assert elsewhere.json()["context"] == ""  # nothing known there: no noise
+
+
+def session_ids(db) -> list[str]:  # type: ignore[no-untyped-def]
+    with db.read() as conn:
+        return [r[0] for r in conn.execute("SELECT session_id FROM sessions").fetchall()]
+
+
+def test_under_a_broker_a_stop_is_answered_at_once_and_the_worker_imports_it(
+    client,
+    site,
+    sample_session: Path,
+    celery_app,  # noqa: F811 - the fixture imported above
+    worker,  # noqa: F811 - the fixture imported above
+    monkeypatch,
+):
+    monkeypatch.setenv("AXIOM_EMBEDDER", "none")  # the worker's pipeline, not a model
+    body = hook("Stop", sample_session, stop_hook_active=False)
+    answer = post(client, body).json()
+    assert answer["queued"] and (answer["imported"], answer["new_sessions"]) == ([], 0)
+    done = celery_app.AsyncResult(answer["queued"]).get(timeout=60)
+    assert done["sessions_new"] == 1
+    assert session_ids(site) == [sample_session.stem]
+    again = post(client, body).json()  # the same transcript handed over again
+    assert celery_app.AsyncResult(again["queued"]).get(timeout=60)["sessions_new"] == 0
+    assert session_ids(site) == [sample_session.stem]
+
+
+def test_with_the_broker_down_the_stop_is_imported_in_the_request(
+    client,
+    site,
+    sample_session: Path,
+    celery_app,  # noqa: F811 - the fixture imported above
+    monkeypatch,
+):
+    monkeypatch.setenv("AXIOM_BROKER_URL", "redis://127.0.0.1:9/0")  # nothing listens there
+    point_app_at(celery_app, "redis://127.0.0.1:9/0")
+    response = post(client, hook("Stop", sample_session, stop_hook_active=False))
+    assert response.status_code == 200, response.content
+    assert (response.json()["queued"], response.json()["imported"]) == (None, [sample_session.stem])
+    assert session_ids(site) == [sample_session.stem]
