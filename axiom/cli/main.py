@@ -31,6 +31,7 @@ from axiom.service.up import register as register_up_command
 from axiom.settings import SettingsError
 from axiom.store.db import Database, OutOfSpace
 from axiom.store.migrate import migrate, open_database
+from axiom.store.rewrite import rewrite_database
 from axiom.store.timepoints import TimepointError
 
 
@@ -88,6 +89,14 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compact(args: argparse.Namespace) -> int:
+    db = open_database()
+    before = db.path.stat().st_size
+    after = rewrite_database(db)
+    print(f"compacted {db.path}: {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m axiom", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -121,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
 
+    sub.add_parser(
+        "compact",
+        help="rewrite the DuckDB file with only its live data (space freed by deletes and"
+        " rebuilds, or left by DuckDB 1.4.4)",
+    ).set_defaults(func=cmd_compact)
+
     p = sub.add_parser("rebuild", help="drop derived tables and replay every event")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_rebuild)
@@ -143,9 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
 # otherwise answer "nothing found" from a fresh ./data). The others create the store.
 NEEDS_STORE = frozenset(
     {
-        "blocked", "cite", "conditions", "conflicts", "decisions", "demote", "entries",
-        "entry", "export", "forget", "outbox", "process", "rebuild", "reconcile", "search",
-        "stats", "task", "tasks",
+        "blocked", "cite", "compact", "conditions", "conflicts", "decisions", "demote",
+        "entries", "entry", "export", "forget", "outbox", "process", "rebuild", "reconcile",
+        "search", "stats", "task", "tasks",
     }
 )  # fmt: skip
 
