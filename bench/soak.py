@@ -5,10 +5,14 @@ server, counting every error and comparing read latency under load with the idle
     python bench/soak.py --minutes 30
     python bench/soak.py --quick          # 20 seconds (bench/run)
     python bench/soak.py --json out.json  # the bench protocol's JSON
+    python bench/soak.py --stack web      # the web alone: hook imports in the request
 
 On a fresh data dir (`AXIOM_EMBEDDER` from the environment, default `none`: full text, so
 the web loads no model; AXIOM_IMPORT_ROOTS is the soak's transcript folder) it imports a
-seed of sessions, starts `manage.py runserver` as `axiom up` does (bench/soak_db.py), then:
+seed of sessions, then starts `python -m axiom up --no-sample` (broker, workers, beat, web:
+a hook's transcript is queued for the worker, which imports it and runs the memory
+pipeline over it) or, with `--stack web`, `manage.py runserver` alone as `axiom up` runs
+it (no broker: the web imports a hook's transcript in the request), then:
 
 1. idle, a sixth of the time (at least 5 s): one reader alone — API session list, a page of
    the sessions list, one session page, a search (`/api/v1/search`) — read latency idle;
@@ -18,7 +22,8 @@ seed of sessions, starts `manage.py runserver` as `axiom up` does (bench/soak_db
    searches for context, then a Stop, which imports the transcript it names).
 
 Errors (must be zero): any answer other than 200, a connection error, a torn session page,
-a failed write, a traceback in the server's log. Reported: read p95 idle and under load and
+a failed write, a traceback in the server's log (under `up`, also a traceback or ERROR line
+in the workers' and beat's logs), a hook session not stored within a minute of the end. Reported: read p95 idle and under load and
 their ratio (target: within 3x).
 """
 
@@ -96,21 +101,25 @@ class HookClient:
     def __init__(self, base_url: str, token: str, folder: Path) -> None:
         self.url, self.token, self.folder = f"{base_url}/api/v1/hooks", token, folder
         self.sent, self.errors, self.latencies = 0, [], []
+        self.stopped: list[str] = []  # sessions whose Stop the service accepted
         self.stop = threading.Event()
 
-    def post(self, event: str, payload: dict[str, Any]) -> None:
+    def post(self, event: str, payload: dict[str, Any]) -> bool:
         body = json.dumps({"event": event, "payload": payload}).encode()
         request = urllib.request.Request(self.url, body, method="POST")
         request.add_header("Content-Type", "application/json")
         request.add_header("Authorization", f"Bearer {self.token}")
         started = time.perf_counter()
+        ok = False
         try:
             with urllib.request.urlopen(request, timeout=60) as response:
                 response.read()
+                ok = True
         except Exception as exc:  # every failure counts, whatever it is
             self.errors.append(f"{event}: {type(exc).__name__}: {exc}")
         self.latencies.append((time.perf_counter() - started) * 1000)
         self.sent += 1
+        return ok
 
     def run(self) -> None:
         n = 0
@@ -120,7 +129,8 @@ class HookClient:
             path.write_text(transcript_lines(sid))
             common = {"session_id": sid, "transcript_path": str(path), "cwd": str(self.folder)}
             self.post("UserPromptSubmit", {**common, "hook_event_name": "UserPromptSubmit", "prompt": "which database holds the events?"})  # fmt: skip
-            self.post("Stop", {**common, "hook_event_name": "Stop"})
+            if self.post("Stop", {**common, "hook_event_name": "Stop"}):
+                self.stopped.append(sid)
             n += 1
 
 
@@ -131,6 +141,44 @@ def transcript_lines(sid: str) -> str:
         role = "user" if i % 2 == 0 else "assistant"
         lines.append(json.dumps({"type": role, "sessionId": sid, "uuid": f"{sid}-{i}", "parentUuid": f"{sid}-{i - 1}" if i else None, "timestamp": f"2025-10-01T10:00:{i:02d}Z", "message": {"role": role, "content": f"{sid} turn {i}: we decided the database holds the events."}}))  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+@contextlib.contextmanager
+def axiom_up(data_dir: Path, log: Path) -> Iterator[str]:
+    """`python -m axiom up --no-sample` with this process's AXIOM_* settings; its children
+    log to `<data dir>/logs/`."""
+    port = free_port()
+    env = {**child_env(), "AXIOM_DATA_DIR": str(data_dir)}
+    argv = [sys.executable, "-m", "axiom", "up", "--no-sample", "--port", str(port)]
+    up = start("up", argv, env, log)
+    try:
+        base_url = f"http://{HOST}:{port}"
+        wait_until_up(base_url, up, log)
+        yield base_url
+    finally:
+        up.stop(STOP_TIMEOUT)
+
+
+def worker_log_errors(logs: Path) -> list[str]:
+    """Tracebacks and ERROR lines in the logs of `up`'s workers and beat."""
+    found = []
+    for name in ("worker.log", "writer.log", "beat.log"):
+        path = logs / name
+        text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+        found += [f"{name}: {line}" for line in text.splitlines() if "Traceback" in line or "ERROR/" in line]  # fmt: skip
+    return found
+
+
+def missing_sessions(db: Database, session_ids: list[str], wait_s: float) -> list[str]:
+    """The hook sessions not (yet) stored after waiting up to `wait_s` for the worker."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        with db.read() as conn:
+            stored = {r[0] for r in conn.execute("SELECT session_id FROM sessions").fetchall()}
+        missing = [sid for sid in session_ids if sid not in stored]
+        if not missing or time.monotonic() > deadline:
+            return missing
+        time.sleep(1)
 
 
 @contextlib.contextmanager
@@ -149,7 +197,7 @@ def web_server(data_dir: Path, log: Path) -> Iterator[str]:
         server.stop(STOP_TIMEOUT)
 
 
-def soak(directory: Path, seconds: float, seed_sessions: int) -> dict[str, Any]:
+def soak(directory: Path, seconds: float, seed_sessions: int, stack: str) -> dict[str, Any]:
     data_dir, folder = directory / "data", directory / "transcripts"
     folder.mkdir(parents=True)
     os.environ.setdefault("AXIOM_EMBEDDER", "none")
@@ -163,8 +211,9 @@ def soak(directory: Path, seconds: float, seed_sessions: int) -> dict[str, Any]:
     configured_writer(db).drain()  # the search index the web reads
     token = ensure_api_token(data_dir)
     idle_s = max(5.0, seconds / 6)
-    log = directory / "web.log"
-    with web_server(data_dir, log) as base_url:
+    log = directory / ("up.log" if stack == "up" else "web.log")
+    server_cm = axiom_up(data_dir, log) if stack == "up" else web_server(data_dir, log)
+    with server_cm as base_url:
         read_for(base_url, 2)  # warm-up: first requests import and cache
         idle = read_for(base_url, idle_s)
         writer_out = directory / "writer.json"
@@ -177,13 +226,16 @@ def soak(directory: Path, seconds: float, seed_sessions: int) -> dict[str, Any]:
         thread.join(120)
         code = writer.process.wait(120) if writer.process else 1  # type: ignore[union-attr]
         writer.stop(10)
+        lost = missing_sessions(db, hooks.stopped, 60 if stack == "up" else 0)
     written = json.loads(writer_out.read_text()) if code == 0 else {"error_count": 1, "errors": [f"writer exit {code}"]}  # fmt: skip
-    server = check_server_log(log)
+    server = check_server_log(data_dir / "logs" / "web.log" if stack == "up" else log)
     server_errors = server["traceback_count"] + sum(
         1 for line in server["non_200"] if not line.startswith("200")
     )
-    errors = idle.errors + loaded.errors + hooks.errors + written.get("errors", [])
-    count = len(idle.errors) + len(loaded.errors) + len(hooks.errors) + written["error_count"] + server_errors  # fmt: skip
+    workers = worker_log_errors(data_dir / "logs") if stack == "up" else []
+    lost_errors = [f"hook session {sid} not stored" for sid in lost]
+    errors = idle.errors + loaded.errors + hooks.errors + written.get("errors", []) + workers + lost_errors  # fmt: skip
+    count = len(idle.errors) + len(loaded.errors) + len(hooks.errors) + written["error_count"] + server_errors + len(workers) + len(lost_errors)  # fmt: skip
     return {
         "seconds": seconds,
         "idle_s": idle_s,
@@ -191,7 +243,11 @@ def soak(directory: Path, seconds: float, seed_sessions: int) -> dict[str, Any]:
         "load": loaded.reads(),
         "search_idle": idle.latencies.get("search", []),
         "search_load": loaded.latencies.get("search", []),
-        "hooks": {"sent": hooks.sent, "latency_ms": summarize(hooks.latencies)},
+        "hooks": {
+            "sent": hooks.sent,
+            "stops_accepted": len(hooks.stopped),
+            "latency_ms": summarize(hooks.latencies),
+        },  # fmt: skip
         "writer": {k: written.get(k) for k in ("sessions_written", "latency_ms", "error_count")},
         "server": server,
         "error_count": count,
@@ -235,12 +291,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed-sessions", type=int, default=50)
     parser.add_argument("--json", type=Path, help="write the bench protocol's JSON here")
     parser.add_argument("--keep", action="store_true", help="keep the data dir and web.log")
+    parser.add_argument(
+        "--stack",
+        choices=("up", "web"),
+        default="up",
+        help="`axiom up` (default: hook imports queued for the worker) or the web alone",
+    )
     args = parser.parse_args(argv)
     seconds = 20.0 if args.quick else args.minutes * 60
     load_before = os.getloadavg()
     tmp = tempfile.mkdtemp(prefix="axiom-soak-")
     try:
-        out = soak(Path(tmp), seconds, 10 if args.quick else args.seed_sessions)
+        out = soak(Path(tmp), seconds, 10 if args.quick else args.seed_sessions, args.stack)
     finally:
         if args.keep:
             print(f"data dir and web.log: {tmp}")
@@ -252,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     for error in out["errors"]:
         print("error:", error)
     print(f"load average before {load_before}, after {os.getloadavg()} on {os.cpu_count()} cores")
-    params = {"seconds": seconds, "idle_seconds": out["idle_s"], "embedder": os.environ["AXIOM_EMBEDDER"], "read_snapshots": os.environ.get("AXIOM_READ_SNAPSHOTS", "on"), "hooks": out["hooks"], "writer": out["writer"]}  # fmt: skip
+    params = {"stack": args.stack, "seconds": seconds, "idle_seconds": out["idle_s"], "embedder": os.environ["AXIOM_EMBEDDER"], "read_snapshots": os.environ.get("AXIOM_READ_SNAPSHOTS", "on"), "hooks": out["hooks"], "writer": out["writer"]}  # fmt: skip
     write_json(args.json, "soak", params, results)
     return 0 if out["error_count"] == 0 else 1
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from celery import Task
 
+from axiom.agent import drain as hook_spool
+from axiom.config import AxiomConfig
 from axiom.entries.demotion import demote
 from axiom.graduation.demotion import CURRENT_POLICY
 from axiom.ingest.importer import import_paths, ingest_transcripts
@@ -84,6 +86,23 @@ def ingest_path(
         "messages_added": report.messages_added,
         "issues": [str(i) for i in report.issues[:MAX_ISSUES_REPORTED]],
         "issue_count": len(report.issues),
+    }
+
+
+@app.task(name="axiom.import_spooled_hooks")
+def import_spooled_hooks() -> dict[str, Any]:
+    """Import the transcripts of the spooled hook payloads, then run the memory pipeline
+    over their sessions. The web spools each hook payload before it queues this task, so
+    a task the broker loses leaves its payload for the next one, or for `axiom up`."""
+    db = open_database()
+    report = hook_spool.drain(db, AxiomConfig.from_env().data_dir)
+    if report.session_ids:
+        _process_later(ordered_sessions(db, report.session_ids))
+    return {
+        "payloads": report.payloads,
+        "transcripts": report.transcripts,
+        "session_ids": report.session_ids,
+        "failed": report.failed,
     }
 
 

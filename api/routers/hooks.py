@@ -5,16 +5,20 @@ needs the API token (`Authorization: Bearer <token>`, see `api.auth`). The core
 (`axiom.agent.intake.accept`) takes the transcript the payload names and answers with
 the context block for SessionStart / UserPromptSubmit.
 
-Under `axiom up` (AXIOM_BROKER_URL set) the transcript's import is queued for the worker
-(`axiom.ingest_path`, which also runs the memory pipeline over it): the hook is answered
-within its 0.6 s budget even while an import runs, and the web process, whose pages read
-snapshots while others write, writes nothing itself. With no broker configured, or one
-that does not answer, the import runs in the request as before: nothing is lost.
+Under `axiom up` (AXIOM_BROKER_URL set) the import goes to the worker: the payload is
+spooled (`axiom.agent.spool`: filtered, fsynced) and `axiom.import_spooled_hooks` queued,
+which imports the spooled transcripts and runs the memory pipeline over them. The hook
+is answered within its 0.6 s budget even while an import runs, the web process (whose
+pages read snapshots while others write) writes nothing to the store for it, and a task
+the in-memory broker loses leaves its payload in the spool for the next task or the next
+`axiom up`. With no broker configured, or one that does not answer, the import runs in
+the request as before.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -23,12 +27,13 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 
 from api.auth import api_write_auth
+from axiom.agent import spool
 from axiom.agent.intake import accept
 from axiom.retrieval.query import SearchError
 from axiom.settings import Settings
 from config.queue import QueueUnavailable, send
 from config.stores import get_database, search_service
-from config.tasks import ingest_path
+from config.tasks import import_spooled_hooks
 
 log = logging.getLogger(__name__)
 router = Router(tags=["hooks"])
@@ -48,17 +53,24 @@ def receive_hook(request: HttpRequest, body: HookIn) -> dict[str, Any]:
             search = held.enter_context(search_service())
         except SearchError:
             search = None
-        return accept(get_database(), search, body.event, body.payload, budget, _queue_import)
+        queue = _spool_and_queue(body.event, body.payload)
+        return accept(get_database(), search, body.event, body.payload, budget, queue)
 
 
-def _queue_import(path: Path) -> str | None:
-    """The id of the worker's import of `path`, or None: import it in the request."""
-    settings = Settings.from_env()
-    if not settings.broker_url:  # no `axiom up`: no worker is known to listen
-        return None
-    roots = [str(root) for root in settings.import_roots]
-    try:
-        return send(ingest_path, str(path), within=roots).id
-    except QueueUnavailable as exc:
-        log.warning("hook import of %s done in the request: %s", path, exc)
-        return None
+def _spool_and_queue(event: str, payload: dict[str, Any]) -> Callable[[Path], str | None]:
+    """The `queue_import` of this hook call: spool the payload, queue the worker's import
+    and return its task id; None (import in the request) without a broker."""
+
+    def queue(path: Path) -> str | None:
+        settings = Settings.from_env()
+        if not settings.broker_url:  # no `axiom up`: no worker is known to listen
+            return None
+        record = spool.write(settings.data_dir, event, payload)
+        try:
+            return send(import_spooled_hooks).id
+        except QueueUnavailable as exc:
+            record.unlink(missing_ok=True)  # imported in the request instead
+            log.warning("hook import of %s done in the request: %s", path, exc)
+            return None
+
+    return queue

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from axiom.agent import drain as hook_spool
+from axiom.agent import spool
 from axiom.agent.context import HEADER
 from axiom.ingest.importer import import_paths
 from axiom.pipeline.factory import configured_pipeline
@@ -137,6 +139,7 @@ def session_ids(db) -> list[str]:  # type: ignore[no-untyped-def]
 def test_under_a_broker_a_stop_is_answered_at_once_and_the_worker_imports_it(
     client,
     site,
+    data_dir: Path,
     sample_session: Path,
     celery_app,  # noqa: F811 - the fixture imported above
     worker,  # noqa: F811 - the fixture imported above
@@ -147,11 +150,28 @@ def test_under_a_broker_a_stop_is_answered_at_once_and_the_worker_imports_it(
     answer = post(client, body).json()
     assert answer["queued"] and (answer["imported"], answer["new_sessions"]) == ([], 0)
     done = celery_app.AsyncResult(answer["queued"]).get(timeout=60)
-    assert done["sessions_new"] == 1
+    expected = {"payloads": 1, "transcripts": 1, "session_ids": [sample_session.stem]}
+    assert done == {**expected, "failed": []}
     assert session_ids(site) == [sample_session.stem]
     again = post(client, body).json()  # the same transcript handed over again
-    assert celery_app.AsyncResult(again["queued"]).get(timeout=60)["sessions_new"] == 0
+    celery_app.AsyncResult(again["queued"]).get(timeout=60)
     assert session_ids(site) == [sample_session.stem]
+    assert spool.pending(data_dir) == []
+
+
+def test_a_queued_import_the_broker_loses_waits_in_the_spool(
+    client,
+    site,
+    data_dir: Path,
+    sample_session: Path,
+    celery_app,  # noqa: F811 - the fixture imported above: a broker, no worker
+):
+    answer = post(client, hook("Stop", sample_session, stop_hook_active=False)).json()
+    assert answer["queued"]
+    (record,) = spool.pending(data_dir)
+    assert session_ids(site) == []
+    assert hook_spool.drain(site, data_dir).session_ids == [sample_session.stem]  # as `up` does
+    assert session_ids(site) == [sample_session.stem] and not record.exists()
 
 
 def test_with_the_broker_down_the_stop_is_imported_in_the_request(
