@@ -155,11 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Commands that read or change what is stored: on a data dir with no store they stop with
 # a message instead of creating an empty one (a command run from the wrong folder would
-# otherwise answer "nothing found" from a fresh ./data). The others create the store.
+# otherwise answer "nothing found" from a fresh ./data). The others create the store
+# (`process` too: it drains hook payloads spooled before any store existed).
 NEEDS_STORE = frozenset(
     {
         "blocked", "cite", "compact", "conditions", "conflicts", "decisions", "demote",
-        "entries", "entry", "export", "forget", "outbox", "process", "rebuild", "reconcile",
+        "entries", "entry", "export", "forget", "outbox", "rebuild", "reconcile",
         "search", "stats", "task", "tasks",
     }
 )  # fmt: skip
