@@ -76,6 +76,7 @@ MESSAGES = 20
 # sessions open (one turn each every two seconds), and a rate the worker can keep up with.
 HOOK_PAIRS_PER_SECOND = 1.0
 BACKLOG_WAIT_S = 300  # how long the worker gets after the load to store every hook session
+UP_STOP_TIMEOUT = 120  # `up` stops web, beat and both workers in turn, each warm
 QUERIES = ("database", "decided", "deploy", "migration", "tests", "retry logic")
 
 
@@ -155,7 +156,7 @@ def axiom_up(data_dir: Path, log: Path) -> Iterator[str]:
     """`python -m axiom up --no-sample` with this process's AXIOM_* settings; its children
     log to `<data dir>/logs/`."""
     port = free_port()
-    env = {**child_env(), "AXIOM_DATA_DIR": str(data_dir)}
+    env = {**own_broker_env(), "AXIOM_DATA_DIR": str(data_dir)}
     argv = [sys.executable, "-m", "axiom", "up", "--no-sample", "--port", str(port)]
     up = start("up", argv, env, log)
     try:
@@ -163,7 +164,19 @@ def axiom_up(data_dir: Path, log: Path) -> Iterator[str]:
         wait_until_up(base_url, up, log)
         yield base_url
     finally:
-        up.stop(STOP_TIMEOUT)
+        up.stop(UP_STOP_TIMEOUT)
+
+
+def own_broker_env() -> dict[str, str]:
+    """This process's environment without a broker: `up` starts its own, and the web alone
+    must not hand hooks to a broker some other Axiom listens on."""
+    return {k: v for k, v in child_env().items() if k not in ("AXIOM_BROKER_URL", "AXIOM_RESULT_BACKEND")}  # fmt: skip
+
+
+def launcher_errors(log: Path) -> list[str]:
+    """`up`'s own complaints: an `error:` line, or a broker it had to start again."""
+    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    return [f"up: {line}" for line in text.splitlines() if line.startswith("error:") or line.startswith("warning: the broker exited")]  # fmt: skip
 
 
 def worker_log_errors(logs: Path) -> list[str]:
@@ -193,7 +206,7 @@ def web_server(data_dir: Path, log: Path) -> Iterator[str]:
     """`manage.py runserver` as `axiom up` runs it, with this process's AXIOM_* settings
     (soak_db's server drops them; here the embedder and import roots matter)."""
     port = free_port()
-    env = {**child_env(), "AXIOM_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "config.settings"}  # fmt: skip
+    env = {**own_broker_env(), "AXIOM_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "config.settings"}  # fmt: skip
     argv = [sys.executable, str(ROOT / "manage.py"), "runserver", f"{HOST}:{port}", "--noreload"]
     server = start("web", argv, env, log)
     try:
@@ -235,13 +248,11 @@ def soak(directory: Path, seconds: float, seed_sessions: int, stack: str) -> dic
         writer.stop(10)
         waited = time.monotonic()
         lost = missing_sessions(db, hooks.stopped, BACKLOG_WAIT_S if stack == "up" else 0)
-        backlog_s = time.monotonic() - waited
+        backlog_wait_s = time.monotonic() - waited
     written = json.loads(writer_out.read_text()) if code == 0 else {"error_count": 1, "errors": [f"writer exit {code}"]}  # fmt: skip
     server = check_server_log(data_dir / "logs" / "web.log" if stack == "up" else log)
-    server_errors = server["traceback_count"] + sum(
-        1 for line in server["non_200"] if not line.startswith("200")
-    )
-    workers = worker_log_errors(data_dir / "logs") if stack == "up" else []
+    server_errors = server["traceback_count"] + server["non_200_count"]
+    workers = worker_log_errors(data_dir / "logs") + launcher_errors(log) if stack == "up" else []
     lost_errors = [f"hook session {sid} not stored" for sid in lost]
     errors = idle.errors + loaded.errors + hooks.errors + written.get("errors", []) + workers + lost_errors  # fmt: skip
     count = len(idle.errors) + len(loaded.errors) + len(hooks.errors) + written["error_count"] + server_errors + len(workers) + len(lost_errors)  # fmt: skip
@@ -256,7 +267,7 @@ def soak(directory: Path, seconds: float, seed_sessions: int, stack: str) -> dic
             "sent": hooks.sent,
             "stops_accepted": len(hooks.stopped),
             "latency_ms": summarize(hooks.latencies),
-            "all_stored_after_s": round(backlog_s, 1),
+            "backlog_wait_s": round(backlog_wait_s, 1),
         },
         "writer": {k: written.get(k) for k in ("sessions_written", "latency_ms", "error_count")},
         "server": server,
@@ -300,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="20 seconds")
     parser.add_argument("--seed-sessions", type=int, default=50)
     parser.add_argument("--json", type=Path, help="write the bench protocol's JSON here")
-    parser.add_argument("--keep", action="store_true", help="keep the data dir and web.log")
+    parser.add_argument("--keep", action="store_true", help="keep the data dir and the logs")
     parser.add_argument(
         "--stack",
         choices=("up", "web"),
@@ -315,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         out = soak(Path(tmp), seconds, 10 if args.quick else args.seed_sessions, args.stack)
     finally:
         if args.keep:
-            print(f"data dir and web.log: {tmp}")
+            print(f"data dir and logs: {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     results = protocol_results(out)

@@ -21,6 +21,7 @@ PROJECT_EVERY_SECONDS = _SETTINGS.project_every_seconds
 DRAIN_EVERY_SECONDS = _SETTINGS.drain_every_seconds
 RECONCILE_EVERY_SECONDS = _SETTINGS.reconcile_every_seconds
 DEMOTE_EVERY_SECONDS = 24 * 60 * 60  # half-lives are counted in days
+SPOOL_EVERY_SECONDS = 60  # a spooled hook payload waits at most this long under `up`
 # What sending a task (kombu) or reading/storing a result (redis) raises while the broker,
 # which is also the result backend, does not answer.
 BROKER_DOWN: tuple[type[Exception], ...] = (OperationalError, RedisConnectionError, RedisTimeoutError)  # fmt: skip
@@ -76,6 +77,12 @@ app.conf.update(
             "options": {"expires": RECONCILE_EVERY_SECONDS},
         },
         "demote-aged-entries": {"task": "axiom.demote_entries", "schedule": DEMOTE_EVERY_SECONDS},
+        # Hook payloads spooled by a hook that missed its budget, or whose task was lost.
+        "import-spooled-hooks": {
+            "task": "axiom.import_spooled_hooks",
+            "schedule": SPOOL_EVERY_SECONDS,
+            "options": {"expires": SPOOL_EVERY_SECONDS},
+        },
     },
     imports=["config.tasks"],
 )

@@ -91,13 +91,22 @@ def ingest_path(
 
 @app.task(name="axiom.import_spooled_hooks")
 def import_spooled_hooks() -> dict[str, Any]:
-    """Import the transcripts of the spooled hook payloads, then run the memory pipeline
-    over their sessions. The web spools each hook payload before it queues this task, so
-    a task the broker loses leaves its payload for the next one, or for `axiom up`."""
+    """Import the transcripts of the spooled hook payloads and run the memory pipeline over
+    their sessions, then delete the payloads. The web spools each hook payload before it
+    queues this task, and beat runs it every minute, so a payload whose task the broker
+    lost, or that a hook spooled itself, is imported all the same. A task killed midway is
+    redelivered and finds the payloads still there (import and pipeline append nothing
+    twice)."""
     db = open_database()
-    report = hook_spool.drain(db, AxiomConfig.from_env().data_dir)
-    if report.session_ids:
-        _process_later(ordered_sessions(db, report.session_ids))
+    report = hook_spool.drain(db, AxiomConfig.from_env().data_dir, delete=False)
+    for name in report.failed:
+        log.warning("hook payload %s moved to the spool's failed/ folder", name)
+    for session_id in ordered_sessions(db, report.session_ids):
+        try:
+            process(session_id)
+        except Exception:  # one session's failure must not hold the others' payloads
+            log.exception("processing session %s failed", session_id)
+    hook_spool.forget_payloads(report)
     return {
         "payloads": report.payloads,
         "transcripts": report.transcripts,

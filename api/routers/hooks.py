@@ -11,8 +11,10 @@ which imports the spooled transcripts and runs the memory pipeline over them. Th
 is answered within its 0.6 s budget even while an import runs, the web process (whose
 pages read snapshots while others write) writes nothing to the store for it, and a task
 the in-memory broker loses leaves its payload in the spool for the next task or the next
-`axiom up`. With no broker configured, or one that does not answer, the import runs in
-the request as before.
+`axiom up` (beat runs the task every minute). With AXIOM_BROKER_URL set, `queued` means
+"imported when a worker runs": `axiom up` runs one. With no broker configured, one that does
+not answer, or a path the privacy filter would mask in the spool, the import runs in the
+request as before.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ class HookIn(Schema):
 
 @router.post("/hooks", auth=api_write_auth)
 def receive_hook(request: HttpRequest, body: HookIn) -> dict[str, Any]:
-    """Store what a Claude Code hook hands over and return the agent's context block."""
+    """Store (or queue for the worker) what a Claude Code hook hands over and return the
+    agent's context block."""
     budget = Settings.from_env().inject_budget
     with ExitStack() as held:
         try:
@@ -64,6 +67,9 @@ def _spool_and_queue(event: str, payload: dict[str, Any]) -> Callable[[Path], st
     def queue(path: Path) -> str | None:
         settings = Settings.from_env()
         if not settings.broker_url:  # no `axiom up`: no worker is known to listen
+            return None
+        raw = payload.get("transcript_path")
+        if spool.scrub(raw) != raw:  # the filter would mask the path in the spool
             return None
         record = spool.write(settings.data_dir, event, payload)
         try:

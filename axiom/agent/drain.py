@@ -1,6 +1,9 @@
 """Drain the spool: import the transcripts spooled hook payloads name, then drop them.
 
-Called by `up`, `import` and `process` before their own work. A payload whose transcript
+Called by `up`, `import` and `process` before their own work, and by the worker's
+`axiom.import_spooled_hooks` (queued by the service for each hook it hands over, and by
+beat every minute), which keeps the payloads until their sessions went through the
+pipeline (`delete=False`, then `forget_payloads`). A payload whose transcript
 is gone or unreadable, or lies outside `AXIOM_IMPORT_ROOTS` (the rule the service applies
 to the same payload), is moved to `spool/failed/` with the reason (never silently lost);
 the store dedupes, so draining a payload twice stores its session once.
@@ -24,6 +27,7 @@ class DrainReport:
     transcripts: int = 0
     session_ids: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    imported_files: list[Path] = field(default_factory=list)  # payloads stored, not deleted
 
     def summary(self) -> str:
         return (
@@ -37,8 +41,10 @@ def transcript_of(record: dict) -> Path | None:
     return Path(raw).expanduser() if isinstance(raw, str) and raw else None
 
 
-def drain(db: Database, data_dir: Path) -> DrainReport:
-    """Import every spooled payload's transcript once, then delete the payload files."""
+def drain(db: Database, data_dir: Path, delete: bool = True) -> DrainReport:
+    """Import every spooled payload's transcript once, then delete the payload files (or,
+    with `delete=False`, list them in `imported_files` for `forget_payloads` once the
+    caller's work on their sessions is done)."""
     files = spool.pending(data_dir)
     report = DrainReport(payloads=len(files))
     by_transcript: dict[Path, list[Path]] = {}
@@ -65,16 +71,25 @@ def drain(db: Database, data_dir: Path) -> DrainReport:
             continue
         report.transcripts += 1
         report.session_ids.extend(result.session_ids)
-        for path in payload_files:
-            path.unlink(missing_ok=True)
+        report.imported_files.extend(payload_files)
+    if delete:
+        forget_payloads(report)
     return report
+
+
+def forget_payloads(report: DrainReport) -> None:
+    """Delete the payload files whose transcripts `report` imported."""
+    for path in report.imported_files:
+        path.unlink(missing_ok=True)
 
 
 def _fail(data_dir: Path, files: list[Path], reason: str, report: DrainReport) -> None:
     failed = spool.spool_dir(data_dir) / "failed"
     failed.mkdir(parents=True, exist_ok=True)
     for path in files:
-        record = spool.read(path) or {}
+        record = spool.read(path)
+        if record is None:  # a concurrent drain failed it first and kept the record
+            continue
         record["failure"] = reason
         (failed / path.name).write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         path.unlink(missing_ok=True)

@@ -1,12 +1,14 @@
-"""The spool: hook payloads that arrived while the service was down.
+"""The spool: hook payloads waiting to be imported — those a hook wrote while the service
+was down (or slower than its budget), and those the service handed to its worker.
 
 One JSON file per payload under `<data dir>/spool/`, written atomically (a temporary file
 in the same folder, fsynced, then renamed), so a reader never sees half a payload and a
 crash leaves at most a `.tmp` file that `pending()` ignores. Every string in a payload
 passes the privacy filter before it is written: secrets never reach the disk.
 
-The next `up`, `import` or `process` drains the spool (`axiom.agent.drain`): it imports the
-transcripts the payloads name and then deletes their files. Import is idempotent (dedupe
+The next `up`, `import` or `process` drains the spool (`axiom.agent.drain`), and so does
+the worker's `axiom.import_spooled_hooks` under `up` (queued per hook, and every minute by
+beat): it imports the transcripts the payloads name and then deletes their files. Import is idempotent (dedupe
 keys), so a payload drained twice — or handed to the service and spooled — is stored once.
 `forget` deletes every spooled payload naming or quoting what it forgets
 (`axiom.forgetting.scrub.scrub_spool`).

@@ -155,8 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Commands that read or change what is stored: on a data dir with no store they stop with
 # a message instead of creating an empty one (a command run from the wrong folder would
-# otherwise answer "nothing found" from a fresh ./data). The others create the store
-# (`process` too: it drains hook payloads spooled before any store existed).
+# otherwise answer "nothing found" from a fresh ./data). The others create the store or
+# never open it (`process` may create it: it drains hooks spooled before one existed).
 NEEDS_STORE = frozenset(
     {
         "blocked", "cite", "compact", "conditions", "conflicts", "decisions", "demote",

@@ -11,7 +11,7 @@ import os
 import duckdb
 
 from axiom.store import snapshots
-from axiom.store.db import Database
+from axiom.store.db import NO_SPACE, Database, out_of_space
 
 
 def rewrite_database(db: Database) -> int:
@@ -24,19 +24,30 @@ def rewrite_database(db: Database) -> int:
         conn = duckdb.connect(str(db.path))
         conn.execute("CHECKPOINT")
         conn.close()
-        conn = duckdb.connect(":memory:")
         try:
-            conn.execute(f"ATTACH '{_sql_path(db.path)}' AS src (READ_ONLY)")
-            conn.execute(f"ATTACH '{_sql_path(fresh)}' AS dst")
-            conn.execute("COPY FROM DATABASE src TO dst")
-            conn.execute("DETACH dst")
-            conn.execute("DETACH src")
-        finally:
-            conn.close()
+            _copy(db.path, fresh)
+        except (duckdb.Error, OSError) as exc:  # the old file stands; drop the half copy
+            for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+            if NO_SPACE in str(exc):
+                raise out_of_space(db.path, exc) from exc
+            raise
         os.replace(fresh, db.path)
         wal.unlink(missing_ok=True)
         snapshots.delete_all(db.path)
         return db.path.stat().st_size
+
+
+def _copy(source: os.PathLike[str], target: os.PathLike[str]) -> None:
+    conn = duckdb.connect(":memory:")
+    try:
+        conn.execute(f"ATTACH '{_sql_path(source)}' AS src (READ_ONLY)")
+        conn.execute(f"ATTACH '{_sql_path(target)}' AS dst")
+        conn.execute("COPY FROM DATABASE src TO dst")
+        conn.execute("DETACH dst")
+        conn.execute("DETACH src")
+    finally:
+        conn.close()
 
 
 def _sql_path(path: os.PathLike[str]) -> str:

@@ -32,6 +32,7 @@ SAMPLE_CWD = "/home/dev/axiom"
 @pytest.fixture(autouse=True)
 def _transcripts_inside_the_import_roots(monkeypatch, sample_session: Path) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("AXIOM_IMPORT_ROOTS", str(sample_session.parent.resolve()))
+    monkeypatch.delenv("AXIOM_BROKER_URL", raising=False)  # the broker tests set their own
 
 
 def post(client, body: object, token: str | None = None):  # type: ignore[no-untyped-def]
@@ -154,9 +155,12 @@ def test_under_a_broker_a_stop_is_answered_at_once_and_the_worker_imports_it(
     assert done == {**expected, "failed": []}
     assert session_ids(site) == [sample_session.stem]
     again = post(client, body).json()  # the same transcript handed over again
-    celery_app.AsyncResult(again["queued"]).get(timeout=60)
+    assert celery_app.AsyncResult(again["queued"]).get(timeout=60) == {**expected, "failed": []}
     assert session_ids(site) == [sample_session.stem]
-    assert spool.pending(data_dir) == []
+    assert spool.pending(data_dir) == [] and not (data_dir / "spool" / "failed").exists()
+    with site.read() as conn:  # the worker ran the memory pipeline over it
+        builds = "SELECT count(*) FROM events WHERE event_type = 'build_finished'"
+        assert conn.execute(builds).fetchone()[0] >= 1
 
 
 def test_a_queued_import_the_broker_loses_waits_in_the_spool(
@@ -177,6 +181,7 @@ def test_a_queued_import_the_broker_loses_waits_in_the_spool(
 def test_with_the_broker_down_the_stop_is_imported_in_the_request(
     client,
     site,
+    data_dir: Path,
     sample_session: Path,
     celery_app,  # noqa: F811 - the fixture imported above
     monkeypatch,
@@ -187,3 +192,4 @@ def test_with_the_broker_down_the_stop_is_imported_in_the_request(
     assert response.status_code == 200, response.content
     assert (response.json()["queued"], response.json()["imported"]) == (None, [sample_session.stem])
     assert session_ids(site) == [sample_session.stem]
+    assert spool.pending(data_dir) == []  # the record written before the send is gone

@@ -2,7 +2,7 @@
 
 Axiom opens the file for one write unit at a time (`axiom.store.db`). DuckDB 1.4.4 gave
 every indexed table a fresh row group, at least one 256 KB block, on each open + insert +
-close, and never merged them: a soak of ~600 twenty-message sessions left a 475 MB file
+close, and never merged them: a three-minute soak (~370 write units) left a 475 MB file
 (duckdb/duckdb#21316, fixed in 1.4.5), and every read snapshot copied all of it.
 """
 
