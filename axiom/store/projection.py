@@ -332,7 +332,11 @@ def run_projectors(
             _apply_events(conn, projector, mine)
         counts[projector.name] = len(mine)
     if events:
-        set_offsets(conn, dict.fromkeys(names, events[-1]))
+        end = (events[-1].ts, events[-1].event_id)
+        behind = [
+            n for n, (ts, i) in zip(names, positions, strict=True) if ts is None or (ts, i) < end
+        ]
+        set_offsets(conn, dict.fromkeys(behind, events[-1]))  # never moves one back
     return counts
 
 

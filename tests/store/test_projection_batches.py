@@ -24,8 +24,11 @@ from axiom.store.events import EventStore, NewEvent
 from axiom.store.migrate import migrate
 from axiom.store.projection import (
     Projector,
+    get_offsets,
     one_event_at_a_time,
     run_projector,
+    run_projectors,
+    set_offset,
     write_projecting,
 )
 
@@ -379,3 +382,31 @@ def test_a_batch_that_aborts_runs_again_one_event_at_a_time(db: Database, table_
     state_before = replayable()
     rebuild_all(db)
     assert replayable() == state_before
+
+
+def test_run_projectors_reads_once_and_moves_every_offset_forward(db: Database) -> None:
+    """After a shared read every projector's offset is at the last event read, its own type
+    or not (builds sees no event here), so the next shared read starts there; an offset
+    already further on is never moved back."""
+    created = {"session_id": "s1", "entry_type": "note", "title": "t", "content": "c",
+               "canonical_key": "k", "evidence": []}  # fmt: skip
+    with db.write() as conn:
+        store = EventStore(conn)
+        first = store.append(NewEvent("entry_created", {**created, "entry_id": "e1"})).event
+        counts = run_projectors(conn, [EntryProjector(), BuildProjector()])
+        assert counts == {"entries": 1, "builds": 0}
+        assert get_offsets(conn, ["entries", "builds"]) == {
+            "entries": (first.ts, first.event_id),
+            "builds": (first.ts, first.event_id),
+        }
+        later = store.append(NewEvent("entry_created", {**created, "entry_id": "e2"})).event
+        set_offset(conn, "builds", later)  # ahead of what entries has read
+        assert run_projectors(conn, [EntryProjector(), BuildProjector()]) == {
+            "entries": 1,
+            "builds": 0,
+        }
+        assert get_offsets(conn, ["builds"])["builds"] == (later.ts, later.event_id)
+        assert conn.execute("SELECT entry_id FROM entries ORDER BY 1").fetchall() == [
+            ("e1",),
+            ("e2",),
+        ]
