@@ -16,7 +16,7 @@ from axiom.evidence.citations import CitationProjector
 from axiom.ingest.session_projector import SessionProjector
 from axiom.outbox.projector import OutboxProjector
 from axiom.store.db import Database
-from axiom.store.projection import Projector, rebuild, run_projector, write_projecting
+from axiom.store.projection import Projector, rebuild, run_projectors, write_projecting
 from axiom.tasks.projector import TaskProjector
 from axiom.vectors.config import configured_embedding_version
 
@@ -40,9 +40,7 @@ def all_projectors() -> list[Projector]:
 def project_all(db: Database) -> dict[str, int]:
     """Advance every projector to the newest event; one short write transaction (run
     again, with the event recorded as failed, if a poison event aborts it)."""
-    return write_projecting(
-        db, lambda conn: {p.name: run_projector(conn, p) for p in all_projectors()}
-    )
+    return write_projecting(db, lambda conn: run_projectors(conn, all_projectors()))
 
 
 def rebuild_all(db: Database, on_projector: Callable[[str], None] | None = None) -> dict[str, int]:

@@ -8,6 +8,7 @@ same pipeline over the same session maps to the same build and dedupes to nothin
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ import duckdb
 from axiom.evidence.aligner import DEFAULT_FUZZY_THRESHOLD
 from axiom.store.event_types import BUILD_FINISHED, BUILD_STARTED
 from axiom.store.events import StoredEvent, canonical_json
+from axiom.store.projection import Reject, fold_each, insert_new, raise_error
 
 SCHEMA_VERSION = "2"
 
@@ -50,47 +52,102 @@ class StageMetric:
     error: str | None = None
 
 
+_RUN_COLUMNS = (
+    "build_id, started_at, extractor_model, extractor_prompt_hash, embedder_model,"
+    " embedding_version, idris_version, schema_version, status, finished_at, error"
+)
+_METRIC_COLUMNS = "id, ts, stage, latency_ms, success, error, session_id"
+FINISH = slice(8, 11)  # status, finished_at, error in a `_run_row`
+
+
+def _run_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
+    spec = p["spec"]
+    return [
+        p["build_id"],
+        event.ts,
+        spec["extractor_model"],
+        spec["extractor_prompt_hash"],
+        spec["embedder_model"],
+        spec["embedding_version"],
+        spec["idris_version"],
+        spec["schema_version"],
+        "running",
+        None,
+        None,
+    ]
+
+
+def _metric_rows(event: StoredEvent, p: dict[str, Any]) -> list[list[Any]]:
+    return [
+        [
+            f"{event.event_id}:{i}",
+            event.ts,
+            metric["stage"],
+            metric["latency_ms"],
+            metric["success"],
+            metric.get("error"),
+            event.session_id,
+        ]
+        for i, metric in enumerate(p.get("metrics", []))
+    ]
+
+
+class _Fold:
+    """A batch of build events folded in order: runs and metrics to insert, and the last
+    finish of each run already stored (`BuildProjector.apply_many`)."""
+
+    def __init__(self, stored: set[str]) -> None:
+        self.stored = stored
+        self.runs: dict[str, list[Any]] = {}
+        self.finished: dict[str, list[Any]] = {}  # stored run -> [status, finished_at, error]
+        self.metrics: dict[str, list[Any]] = {}
+
+    def step(self, event: StoredEvent) -> None:
+        p: dict[str, Any] = event.payload
+        if event.event_type == BUILD_STARTED:
+            row = _run_row(event, p)
+            if row[0] not in self.stored:
+                self.runs.setdefault(row[0], row)
+            return
+        finish, build_id = [p["status"], event.ts, p.get("error")], p["build_id"]
+        metrics = _metric_rows(event, p)
+        if build_id in self.runs:
+            self.runs[build_id][FINISH] = finish
+        elif build_id in self.stored:
+            self.finished[build_id] = finish
+        for row in metrics:
+            self.metrics.setdefault(row[0], row)
+
+    def write(self, conn: duckdb.DuckDBPyConnection) -> None:
+        insert_new(conn, "build_runs", _RUN_COLUMNS, list(self.runs.values()))
+        if self.finished:
+            f = list(self.finished.values())
+            conn.execute(
+                "UPDATE build_runs SET status = v.status, finished_at = v.at, error = v.error"
+                " FROM (SELECT unnest(?) AS id, unnest(?) AS status, unnest(?::TIMESTAMP[]) AS at,"
+                " unnest(?::VARCHAR[]) AS error) v WHERE build_runs.build_id = v.id",
+                [list(self.finished), *([x[i] for x in f] for i in range(3))],
+            )
+        insert_new(conn, "pipeline_metrics", _METRIC_COLUMNS, list(self.metrics.values()))
+
+
 class BuildProjector:
     name = "builds"
     event_types = (BUILD_STARTED, BUILD_FINISHED)
     tables = ("pipeline_metrics", "build_runs")
 
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
-        p: dict[str, Any] = event.payload
-        if event.event_type == BUILD_STARTED:
-            spec = p["spec"]
-            conn.execute(
-                "INSERT INTO build_runs (build_id, started_at, extractor_model,"
-                " extractor_prompt_hash, embedder_model, embedding_version, idris_version,"
-                " schema_version, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running')"
-                " ON CONFLICT (build_id) DO NOTHING",
-                [
-                    p["build_id"],
-                    event.ts,
-                    spec["extractor_model"],
-                    spec["extractor_prompt_hash"],
-                    spec["embedder_model"],
-                    spec["embedding_version"],
-                    spec["idris_version"],
-                    spec["schema_version"],
-                ],
-            )
-            return
-        conn.execute(
-            "UPDATE build_runs SET finished_at = ?, status = ?, error = ? WHERE build_id = ?",
-            [event.ts, p["status"], p.get("error"), p["build_id"]],
-        )
-        for i, metric in enumerate(p.get("metrics", [])):
-            conn.execute(
-                "INSERT INTO pipeline_metrics (id, ts, stage, latency_ms, success, error, session_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                [
-                    f"{event.event_id}:{i}",
-                    event.ts,
-                    metric["stage"],
-                    metric["latency_ms"],
-                    metric["success"],
-                    metric.get("error"),
-                    event.session_id,
-                ],
-            )
+        self.apply_many(conn, [event], raise_error)
+
+    def apply_many(
+        self, conn: duckdb.DuckDBPyConnection, events: Sequence[StoredEvent], reject: Reject
+    ) -> None:
+        """`apply` over `events` in order: one read of the stored runs, one insert per
+        table, at most one update; a finish sees its start's row through the fold."""
+        ids = sorted({str(e.payload.get("build_id")) for e in events})
+        rows = conn.execute(
+            "SELECT build_id FROM build_runs WHERE build_id IN (SELECT unnest(?))", [ids]
+        ).fetchall()
+        fold = _Fold({r[0] for r in rows})
+        fold_each(events, fold.step, reject)
+        fold.write(conn)

@@ -6,6 +6,7 @@ and decision entry, so the pipeline reads one small table and never another modu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import duckdb
@@ -18,6 +19,7 @@ from axiom.store.event_types import (
     ENTRY_STATUS_CHANGED,
 )
 from axiom.store.events import StoredEvent
+from axiom.store.projection import Reject, fold_each, insert_new, raise_error
 from axiom.store.timepoints import source_time
 
 RESOLUTION_CHOICES = ("keep_newer", "keep_older", "keep_both", "reject_both")
@@ -37,63 +39,144 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
+_FACT_COLUMNS = (
+    "entry_id, session_id, entry_type, title, content, canonical_key, subject, value,"
+    " previous_value, said_at, created_ts, status"
+)
+_CONFLICT_COLUMNS = (
+    "conflict_id, older_id, newer_id, conflict_type, reason, detected_at, status, subject,"
+    " detected_event_id, resolved_at, resolution, resolved_by, note"
+)
+FACT_STATUS = 11  # position in a `_fact_row`
+RESOLVED = slice(6, 7), slice(9, 13)  # status; resolved_at, resolution, resolved_by, note
+
+
+def _fact_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
+    subject, value, previous = subject_fields(p)
+    return [
+        p["entry_id"],
+        p.get("session_id"),
+        p["entry_type"],
+        p["title"],
+        p.get("content") or "",
+        p.get("canonical_key"),
+        subject,
+        value,
+        previous,
+        source_time(p.get("said_at")),
+        event.ts,
+        "active",
+    ]
+
+
+def _conflict_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
+    return [
+        p["conflict_id"],
+        p["older_id"],
+        p["newer_id"],
+        p["conflict_type"],
+        p.get("reason"),
+        event.ts,
+        "open",
+        p.get("subject"),
+        event.event_id,
+        None,
+        None,
+        None,
+        None,
+    ]
+
+
+def _resolution(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
+    """(resolved_at, resolution, resolved_by, note) of a `conflict_resolved` event."""
+    if p["choice"] not in RESOLUTION_CHOICES:
+        raise ValueError(f"unknown resolution choice {p['choice']!r}")
+    return [event.ts, p["choice"], p.get("who"), p.get("note")]
+
+
+class _Fold:
+    """A batch of events folded in order: facts and conflicts to insert, and the last
+    change to each one already stored (`ConflictProjector.apply_many`)."""
+
+    def __init__(self, facts: set[str], conflicts: set[str]) -> None:
+        self.stored_facts, self.stored_conflicts = facts, conflicts
+        self.facts: dict[str, list[Any]] = {}
+        self.conflicts: dict[str, list[Any]] = {}
+        self.statuses: dict[str, Any] = {}  # stored fact -> status
+        self.resolutions: dict[str, list[Any]] = {}  # stored conflict -> `_resolution`
+
+    def step(self, event: StoredEvent) -> None:
+        p: dict[str, Any] = event.payload
+        if event.event_type == ENTRY_CREATED:
+            if p["entry_type"] in COMPARED_TYPES:
+                row = _fact_row(event, p)
+                if row[0] not in self.stored_facts:
+                    self.facts.setdefault(row[0], row)
+        elif event.event_type == ENTRY_STATUS_CHANGED:
+            to, eid = p["to"], p["entry_id"]
+            if eid in self.facts:
+                self.facts[eid][FACT_STATUS] = to
+            elif eid in self.stored_facts:
+                self.statuses[eid] = to
+        elif event.event_type == CONFLICT_DETECTED:
+            row = _conflict_row(event, p)
+            if row[0] not in self.stored_conflicts:
+                self.conflicts.setdefault(row[0], row)
+        elif event.event_type == CONFLICT_RESOLVED:
+            resolution, cid = _resolution(event, p), p["conflict_id"]
+            if cid in self.conflicts:
+                self.conflicts[cid][RESOLVED[0]] = ["resolved"]
+                self.conflicts[cid][RESOLVED[1]] = resolution
+            elif cid in self.stored_conflicts:
+                self.resolutions[cid] = resolution
+
+    def write(self, conn: duckdb.DuckDBPyConnection) -> None:
+        insert_new(conn, "conflict_facts", _FACT_COLUMNS, list(self.facts.values()))
+        insert_new(conn, "conflicts", _CONFLICT_COLUMNS, list(self.conflicts.values()))
+        if self.statuses:
+            conn.execute(
+                "UPDATE conflict_facts SET status = v.status FROM (SELECT unnest(?) AS id,"
+                " unnest(?) AS status) v WHERE conflict_facts.entry_id = v.id",
+                [list(self.statuses), list(self.statuses.values())],
+            )
+        if self.resolutions:
+            r = list(self.resolutions.values())
+            conn.execute(
+                "UPDATE conflicts SET status = 'resolved', resolved_at = v.at,"
+                " resolution = v.choice, resolved_by = v.who, note = v.note"
+                " FROM (SELECT unnest(?) AS id, unnest(?::TIMESTAMP[]) AS at, unnest(?) AS choice,"
+                " unnest(?::VARCHAR[]) AS who, unnest(?::VARCHAR[]) AS note) v"
+                " WHERE conflicts.conflict_id = v.id",
+                [list(self.resolutions), *([x[i] for x in r] for i in range(4))],
+            )
+
+
+def _stored(conn: duckdb.DuckDBPyConnection, events: Sequence[StoredEvent]) -> _Fold:
+    """A fold that knows which of the facts and conflicts the events name are stored."""
+    ids = {str(e.payload.get("entry_id")) for e in events}
+    cids = {str(e.payload.get("conflict_id")) for e in events}
+    facts = conn.execute(
+        "SELECT entry_id FROM conflict_facts WHERE entry_id IN (SELECT unnest(?))", [sorted(ids)]
+    ).fetchall()
+    conflicts = conn.execute(
+        "SELECT conflict_id FROM conflicts WHERE conflict_id IN (SELECT unnest(?))", [sorted(cids)]
+    ).fetchall()
+    return _Fold({r[0] for r in facts}, {r[0] for r in conflicts})
+
+
 class ConflictProjector:
     name = "conflicts"
     event_types = (ENTRY_CREATED, ENTRY_STATUS_CHANGED, CONFLICT_DETECTED, CONFLICT_RESOLVED)
     tables = ("conflicts", "conflict_facts")
 
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
-        p: dict[str, Any] = event.payload
-        if event.event_type == ENTRY_CREATED:
-            if p["entry_type"] in COMPARED_TYPES:
-                self._fact(conn, event, p)
-        elif event.event_type == ENTRY_STATUS_CHANGED:
-            conn.execute(
-                "UPDATE conflict_facts SET status = ? WHERE entry_id = ?", [p["to"], p["entry_id"]]
-            )
-        elif event.event_type == CONFLICT_DETECTED:
-            conn.execute(
-                "INSERT INTO conflicts (conflict_id, older_id, newer_id, conflict_type, reason,"
-                " detected_at, status, subject, detected_event_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?) ON CONFLICT (conflict_id) DO NOTHING",
-                [
-                    p["conflict_id"],
-                    p["older_id"],
-                    p["newer_id"],
-                    p["conflict_type"],
-                    p.get("reason"),
-                    event.ts,
-                    p.get("subject"),
-                    event.event_id,
-                ],
-            )
-        elif event.event_type == CONFLICT_RESOLVED:
-            if p["choice"] not in RESOLUTION_CHOICES:
-                raise ValueError(f"unknown resolution choice {p['choice']!r}")
-            conn.execute(
-                "UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = ?,"
-                " resolved_by = ?, note = ? WHERE conflict_id = ?",
-                [event.ts, p["choice"], p.get("who"), p.get("note"), p["conflict_id"]],
-            )
+        self.apply_many(conn, [event], raise_error)
 
-    def _fact(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent, p: dict[str, Any]) -> None:
-        subject, value, previous = subject_fields(p)
-        conn.execute(
-            "INSERT INTO conflict_facts (entry_id, session_id, entry_type, title, content,"
-            " canonical_key, subject, value, previous_value, said_at, created_ts, status)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active')"
-            " ON CONFLICT (entry_id) DO NOTHING",
-            [
-                p["entry_id"],
-                p.get("session_id"),
-                p["entry_type"],
-                p["title"],
-                p.get("content") or "",
-                p.get("canonical_key"),
-                subject,
-                value,
-                previous,
-                source_time(p.get("said_at")),
-                event.ts,
-            ],
-        )
+    def apply_many(
+        self, conn: duckdb.DuckDBPyConnection, events: Sequence[StoredEvent], reject: Reject
+    ) -> None:
+        """`apply` over `events` in order: two reads of what is stored, one insert per
+        table, at most one update per table; later events see earlier rows via the fold."""
+        fold = _stored(conn, events)
+        fold_each(events, fold.step, reject)
+        fold.write(conn)

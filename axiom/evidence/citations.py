@@ -40,6 +40,7 @@ from axiom.ingest.session_queries import (
 )
 from axiom.store.event_types import BUILD_STARTED, ENTRY_CREATED, SESSION_INGESTED
 from axiom.store.events import EventStore, StoredEvent
+from axiom.store.projection import Reject, fold_each, insert_new, raise_error
 
 PREFIX = "mem:"
 MIN_LEN, MAX_LEN = 6, 8
@@ -88,41 +89,31 @@ def _taken(conn: duckdb.DuckDBPyConnection, candidates: list[str]) -> set[str]:
     return {r[0] for r in rows}
 
 
-def assign_citation_id(conn: duckdb.DuckDBPyConnection, key: str) -> str:
-    """The existing id for this span, or the shortest free id derived from it."""
-    row = conn.execute("SELECT citation_id FROM citations WHERE span_key = ?", [key]).fetchone()
-    if row:
-        return row[0]
-    digest = _digest(key)
-    for length in range(MIN_LEN, MAX_LEN + 1):
-        candidate = PREFIX + digest[:length]
-        if not _taken(conn, [candidate]):
-            return candidate
-    raise CitationIdExhausted(f"no free citation id for span {key!r}")
-
-
-def _assign_message_ids(conn: duckdb.DuckDBPyConnection, keys: list[str]) -> dict[str, str]:
-    """span_key -> id for a batch of message spans: existing ids kept, new ones the shortest
-    free id of MESSAGE_MIN_LEN..MESSAGE_MAX_LEN characters (three queries per batch)."""
+def _assign_ids(
+    conn: duckdb.DuckDBPyConnection, table: str, keys: list[str], lengths: range
+) -> dict[str, str]:
+    """span_key -> id for a run of spans stored in `table` (`citations` or
+    `message_citations`), in order, as one by one gives: the stored id, else the shortest
+    free id of `lengths` characters, a key earlier in the run taking its id first (ids of
+    different lengths never meet, so one round per length is enough)."""
     if not keys:
         return {}
-    marks = ", ".join("?" for _ in keys)
     assigned = dict(
         conn.execute(
-            f"SELECT span_key, citation_id FROM message_citations WHERE span_key IN ({marks})",
-            keys,
+            f"SELECT span_key, citation_id FROM {table} WHERE span_key IN (SELECT unnest(?))",
+            [list(dict.fromkeys(keys))],
         ).fetchall()
     )
     pending = [k for k in dict.fromkeys(keys) if k not in assigned]
     digests = {k: _digest(k) for k in pending}
     used: set[str] = set(assigned.values())
-    for length in range(MESSAGE_MIN_LEN, MESSAGE_MAX_LEN + 1):
+    for length in lengths:
         if not pending:
             break
         wanted = {k: PREFIX + digests[k][:length] for k in pending}
-        taken = _taken(conn, list(set(wanted.values())))
+        taken = _taken(conn, sorted(set(wanted.values())))
         still: list[str] = []
-        for key in pending:  # in message order, so a replay assigns the same ids
+        for key in pending:
             candidate = wanted[key]
             if candidate in taken or candidate in used:
                 still.append(key)
@@ -135,39 +126,72 @@ def _assign_message_ids(conn: duckdb.DuckDBPyConnection, keys: list[str]) -> dic
     return assigned
 
 
+_SPAN_COLUMNS = (
+    "citation_id, span_key, entry_id, session_id, message_index, span_start, span_end,"
+    " quote_hash, method, confidence, created_at"
+)
+
+
+def _span_rows(event: StoredEvent) -> list[list[Any]]:
+    """The citation rows of an `entry_created` event's aligned spans, id still None."""
+    entry_id = event.payload["entry_id"]
+    rows = []
+    for ev in event.payload.get("evidence", []):
+        if not ev.get("aligned") or ev.get("span_start") is None:
+            continue
+        rows.append(
+            [
+                None,
+                span_key(entry_id, ev),
+                entry_id,
+                ev["session_id"],
+                ev["message_index"],
+                ev["span_start"],
+                ev["span_end"],
+                ev.get("quote_hash", ""),
+                ev.get("method"),
+                ev.get("confidence"),
+                event.ts,
+            ]
+        )
+    return rows
+
+
+def _insert_spans(conn: duckdb.DuckDBPyConnection, rows: list[list[Any]]) -> None:
+    """Insert a run of entry span rows (`_span_rows`) under their ids; a span stored
+    already, or repeated in the run, is inserted once."""
+    if not rows:
+        return
+    ids = _assign_ids(conn, "citations", [r[1] for r in rows], range(MIN_LEN, MAX_LEN + 1))
+    fresh: dict[str, list[Any]] = {}
+    for row in rows:
+        fresh.setdefault(ids[row[1]], [ids[row[1]], *row[1:]])
+    insert_new(conn, "citations", _SPAN_COLUMNS, list(fresh.values()))
+
+
 class CitationProjector:
     name = "citations"
     event_types = (ENTRY_CREATED, SESSION_INGESTED)
     tables = ("citations", "message_citations")
 
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
-        if event.event_type == SESSION_INGESTED:
-            self._messages(conn, event)
-            return
-        entry_id = event.payload["entry_id"]
-        for ev in event.payload.get("evidence", []):
-            if not ev.get("aligned") or ev.get("span_start") is None:
-                continue
-            key = span_key(entry_id, ev)
-            citation_id = assign_citation_id(conn, key)
-            conn.execute(
-                "INSERT INTO citations (citation_id, span_key, entry_id, session_id, message_index,"
-                " span_start, span_end, quote_hash, method, confidence, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (citation_id) DO NOTHING",
-                [
-                    citation_id,
-                    key,
-                    entry_id,
-                    ev["session_id"],
-                    ev["message_index"],
-                    ev["span_start"],
-                    ev["span_end"],
-                    ev.get("quote_hash", ""),
-                    ev.get("method"),
-                    ev.get("confidence"),
-                    event.ts,
-                ],
-            )
+        self.apply_many(conn, [event], raise_error)
+
+    def apply_many(
+        self, conn: duckdb.DuckDBPyConnection, events: Sequence[StoredEvent], reject: Reject
+    ) -> None:
+        """Each run of `entry_created` events in one id assignment and one insert; each
+        ingest on its own (its messages are one insert already). Runs keep the order, so an
+        id is assigned against every span before it, as one by one."""
+        spans: list[list[Any]] = []  # the run of entry spans so far: citation rows, id None
+        for event in events:
+            if event.event_type == SESSION_INGESTED:
+                _insert_spans(conn, spans)
+                spans.clear()
+                fold_each([event], lambda e: self._messages(conn, e), reject)
+            else:
+                fold_each([event], lambda e: spans.extend(_span_rows(e)), reject)
+        _insert_spans(conn, spans)
 
     def _messages(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
         """One citation per message of the ingested transcript, spanning the whole text."""
@@ -179,7 +203,12 @@ class CitationProjector:
             index = int(message["index"])
             digest = _text_hash(text)
             rows.append((message_span_key(session_id, index, digest), index, len(text), digest))
-        ids = _assign_message_ids(conn, [r[0] for r in rows])
+        ids = _assign_ids(
+            conn,
+            "message_citations",
+            [r[0] for r in rows],
+            range(MESSAGE_MIN_LEN, MESSAGE_MAX_LEN + 1),
+        )
         fresh = [r for r in rows if r[0] in ids]
         if not fresh:
             return

@@ -34,6 +34,8 @@ at offset 0, which queues every item again for the new vector space.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -52,6 +54,7 @@ from axiom.store.event_types import (
     TASK_TITLE_CHANGED,
 )
 from axiom.store.events import StoredEvent
+from axiom.store.projection import Reject, fold_each, raise_error
 
 OUTBOX_EVENT_TYPES = (SESSION_INGESTED, ENTRY_CREATED, TASK_CREATED, TASK_TITLE_CHANGED)
 
@@ -86,62 +89,49 @@ class OutboxProjector:
         self.name = f"vector_outbox:{embedding_version}"
 
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
-        p: dict[str, Any] = event.payload
-        items: list[tuple[str, str, str]]  # (kind, item_id, document text)
-        if event.event_type == SESSION_INGESTED:
-            transcript = Transcript.from_json(p["transcript"])
-            sid = transcript.session_id
-            items = [
-                ("message", f"{sid}:{m.index}", document_text_for_message(m.role, m.text, m.meta))
-                for m in transcript.messages
-                if m.text.strip()
-            ]
-        elif event.event_type == ENTRY_CREATED:
-            items = [
-                ("entry", p["entry_id"], document_text_for_entry(p["title"], p.get("content", "")))
-            ]
-        elif event.event_type == TASK_CREATED:
-            items = [("task", str(p["task_id"]), document_text_for_task(p["title"]))]
-        elif event.event_type == TASK_TITLE_CHANGED:
-            items = [("task", str(p["task_id"]), document_text_for_task(p["to"]))]
-        else:
-            return
-        if items:
-            self._enqueue(conn, event, items)
+        self.apply_many(conn, [event], raise_error)
+
+    def apply_many(
+        self, conn: duckdb.DuckDBPyConnection, events: Sequence[StoredEvent], reject: Reject
+    ) -> None:
+        """Every job of `events`, in order, in one insert per run of distinct jobs (an
+        insert cannot update one row twice; a later event's job for the same item goes in
+        the next insert, so it meets the row the earlier one left, as one by one)."""
+        jobs: list[tuple[str, str, str, str, str, datetime]] = []
+
+        def step(event: StoredEvent) -> None:
+            jobs.extend(
+                (job_id(kind, item_id, self.embedding_version), kind, item_id, event.event_id,
+                 content_hash(text), event.ts)
+                for kind, item_id, text in _items(event)
+            )  # fmt: skip
+
+        fold_each(events, step, reject)
+        run: dict[str, tuple[str, str, str, str, str, datetime]] = {}
+        for job in jobs:
+            if job[0] in run:
+                self._enqueue(conn, list(run.values()))
+                run = {}
+            run[job[0]] = job
+        self._enqueue(conn, list(run.values()))
 
     def _enqueue(
-        self, conn: duckdb.DuckDBPyConnection, event: StoredEvent, items: list[tuple[str, str, str]]
+        self,
+        conn: duckdb.DuckDBPyConnection,
+        jobs: list[tuple[str, str, str, str, str, datetime]],
     ) -> None:
-        version = self.embedding_version
-        if len(items) == 1:
-            kind, item_id, text = items[0]
-            conn.execute(
-                _ENQUEUE.format(
-                    source="(SELECT ? AS job_id, ? AS item_kind, ? AS item_id,"
-                    " ? AS embedding_version, ? AS source_event_id, ? AS content_hash,"
-                    " CAST(? AS TIMESTAMP) AS ts)"
-                ),
-                [
-                    job_id(kind, item_id, version),
-                    kind,
-                    item_id,
-                    version,
-                    event.event_id,
-                    content_hash(text),
-                    event.ts,
-                ],
-            )
+        """One insert of `jobs` (job id, kind, item id, source event, content hash, ts)."""
+        if not jobs:
             return
-        n = len(items)
         incoming = pa.table(
             {
-                "job_id": [job_id(k, i, version) for k, i, _ in items],
-                "item_kind": [k for k, _, _ in items],
-                "item_id": [i for _, i, _ in items],
-                "embedding_version": [version] * n,
-                "source_event_id": [event.event_id] * n,
-                "content_hash": [content_hash(t) for _, _, t in items],
-                "ts": pa.array([event.ts] * n, pa.timestamp("us")),
+                "job_id": [j[0] for j in jobs],
+                "item_kind": [j[1] for j in jobs],
+                "item_id": [j[2] for j in jobs],
+                "embedding_version": [self.embedding_version] * len(jobs),
+                "source_event_id": [j[3] for j in jobs],
+                "content_hash": [j[4] for j in jobs],
+                "ts": pa.array([j[5] for j in jobs], pa.timestamp("us")),
             }
         )
         conn.register("incoming_outbox_jobs", incoming)
@@ -149,3 +139,23 @@ class OutboxProjector:
             conn.execute(_ENQUEUE.format(source="incoming_outbox_jobs"))
         finally:
             conn.unregister("incoming_outbox_jobs")
+
+
+def _items(event: StoredEvent) -> list[tuple[str, str, str]]:
+    """(kind, item id, document text) of each item the event gives content to."""
+    p: dict[str, Any] = event.payload
+    if event.event_type == SESSION_INGESTED:
+        transcript = Transcript.from_json(p["transcript"])
+        sid = transcript.session_id
+        return [
+            ("message", f"{sid}:{m.index}", document_text_for_message(m.role, m.text, m.meta))
+            for m in transcript.messages
+            if m.text.strip()
+        ]
+    if event.event_type == ENTRY_CREATED:
+        return [("entry", p["entry_id"], document_text_for_entry(p["title"], p.get("content", "")))]
+    if event.event_type == TASK_CREATED:
+        return [("task", str(p["task_id"]), document_text_for_task(p["title"]))]
+    if event.event_type == TASK_TITLE_CHANGED:
+        return [("task", str(p["task_id"]), document_text_for_task(p["to"]))]
+    return []

@@ -14,7 +14,7 @@ from axiom.projections import all_projectors
 from axiom.store.db import Database
 from axiom.store.event_types import ENTRY_APPROVED, ENTRY_PROMOTED
 from axiom.store.events import EventStore, NewEvent
-from axiom.store.projection import run_projector
+from axiom.store.projection import run_projectors
 
 
 class EntryNotFound(LookupError):
@@ -75,7 +75,6 @@ def approve_entry(db: Database, entry_id: str, approved_by: str, note: str = "")
             reason = "already certified; approval recorded"
         else:
             reason = f"approval recorded; the entry is {entry.stage} and is certified once verified"
-        for projector in all_projectors():
-            run_projector(conn, projector)
+        run_projectors(conn, all_projectors())
         stage = "certified" if certified_now else entry.stage
     return ApprovalResult(entry_id, approver, stage, certified_now, reason)

@@ -59,7 +59,7 @@ from axiom.store.event_types import (
     SESSION_INGESTED,
 )
 from axiom.store.events import EventStore, NewEvent, StoredEvent
-from axiom.store.projection import run_projector, write_projecting
+from axiom.store.projection import run_projectors, write_projecting
 from axiom.store.timepoints import source_time
 from axiom.tasks.matcher import Neighbours, precomputed_search
 from axiom.tasks.resolver import RejectedInput, TaskMention, TaskResolver, matcher_texts
@@ -399,8 +399,7 @@ def write_build(
     writer.finished(report)
     if project:
         # Looked up at call time (the module, not the name), so a test can add a projector.
-        for projector in axiom.projections.all_projectors():
-            run_projector(conn, projector)
+        run_projectors(conn, axiom.projections.all_projectors())
     report.events_appended = writer.appended
     return report
 

@@ -26,13 +26,23 @@ again. Recording it as poison would skip it for good.
 
 Both cases are decided by the event and the state before it, so a rebuild records the
 same errors and produces the same tables as incremental projection.
+
+Batches. A projector with `apply_many` (a `BatchProjector`) gets the events of a fetch at
+once and writes them in a few multi-row statements per table instead of one or more per
+event: it folds them in order in Python first (so a later event sees an earlier one's row),
+and hands any event whose fold raises to `reject`, which records it as above. A batch whose
+writes fail (DuckDB aborted the transaction, or an error it cannot pin on one event) raises
+`BatchAborted`; `write_projecting` then runs the unit again with that projector applying
+one event at a time, which pins the failure on its event as above. Either way the tables
+are what applying the events one by one gives (tests/store/test_projection_batches.py).
 """
 
 from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Protocol, TypeVar
 
@@ -52,6 +62,11 @@ MAX_ABORTED_EVENTS = 100
 _ABORTING: contextvars.ContextVar[dict[tuple[str, str], str] | None] = contextvars.ContextVar(
     "axiom_aborting_events", default=None
 )
+# Names of the projectors whose batch aborted a previous attempt of the current
+# `write_projecting` unit: they apply one event at a time.
+_ONE_BY_ONE: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "axiom_one_by_one_projectors", default=frozenset()
+)
 
 
 class ProjectionAborted(RuntimeError):
@@ -67,12 +82,75 @@ class ProjectionAborted(RuntimeError):
         return RuntimeError(f"gave up after {count} events aborted one unit of work; last: {last}")
 
 
+class BatchAborted(ProjectionAborted):
+    """A projector's batch failed as a whole; see the module docstring."""
+
+    def __init__(self, projector: str, error: str) -> None:
+        RuntimeError.__init__(self, f"projector {projector} failed on a batch: {error}")
+        self.key = (projector, "")
+        self.error = error
+        self.projector = projector
+
+
 class Projector(Protocol):
     name: str
     event_types: tuple[str, ...]
     tables: tuple[str, ...]  # tables this projector owns; cleared on rebuild
 
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None: ...
+
+
+Reject = Callable[[StoredEvent, Exception], None]
+
+
+class BatchProjector(Projector, Protocol):
+    def apply_many(
+        self, conn: duckdb.DuckDBPyConnection, events: Sequence[StoredEvent], reject: Reject
+    ) -> None:
+        """What `apply` over `events` in order gives, in a few statements; an event whose
+        fold raises goes to `reject` and changes nothing."""
+
+
+@contextmanager
+def one_event_at_a_time(*names: str) -> Iterator[None]:
+    """The projectors `names` apply one event at a time inside: what `write_projecting`
+    does after their batch aborted (and what tests compare batches with)."""
+    token = _ONE_BY_ONE.set(_ONE_BY_ONE.get() | frozenset(names))
+    try:
+        yield
+    finally:
+        _ONE_BY_ONE.reset(token)
+
+
+def insert_new(
+    conn: duckdb.DuckDBPyConnection, table: str, columns: str, rows: Sequence[Sequence[object]]
+) -> None:
+    """One multi-row insert of `rows` into the caller's `table` (`columns` comma-separated,
+    the first its key), a row whose key is stored left as it is: a batch's inserts."""
+    if rows:
+        marks = ", ".join("(" + ", ".join("?" for _ in rows[0]) + ")" for _ in rows)
+        key = columns.split(",")[0].strip()
+        conn.execute(
+            f"INSERT INTO {table} ({columns}) VALUES {marks} ON CONFLICT ({key}) DO NOTHING",
+            [v for row in rows for v in row],
+        )
+
+
+def raise_error(event: StoredEvent, exc: Exception) -> None:
+    """The `reject` of `apply` (one event): the error goes to the runner as it is."""
+    raise exc
+
+
+def fold_each(
+    events: Iterable[StoredEvent], step: Callable[[StoredEvent], None], reject: Reject
+) -> None:
+    """`step` over each event in order; an event whose step raises goes to `reject` (a step
+    checks its event fully before it changes the fold's state, as `apply` does rows)."""
+    for event in events:
+        try:
+            step(event)
+        except Exception as exc:
+            reject(event, exc)
 
 
 def get_offset(conn: duckdb.DuckDBPyConnection, name: str) -> tuple[datetime | None, str | None]:
@@ -82,12 +160,33 @@ def get_offset(conn: duckdb.DuckDBPyConnection, name: str) -> tuple[datetime | N
     return (row[0], row[1]) if row else (None, None)
 
 
+def get_offsets(
+    conn: duckdb.DuckDBPyConnection, names: Sequence[str]
+) -> dict[str, tuple[datetime | None, str | None]]:
+    """`get_offset` of each name, in one read."""
+    rows = conn.execute(
+        "SELECT projector_name, last_ts, last_event_id FROM projection_offsets"
+        " WHERE projector_name IN (SELECT unnest(?))",
+        [list(names)],
+    ).fetchall()
+    found = {r[0]: (r[1], r[2]) for r in rows}
+    return {n: found.get(n, (None, None)) for n in names}
+
+
 def set_offset(conn: duckdb.DuckDBPyConnection, name: str, event: StoredEvent) -> None:
+    set_offsets(conn, {name: event})
+
+
+def set_offsets(conn: duckdb.DuckDBPyConnection, last: dict[str, StoredEvent]) -> None:
+    """Each projector's offset at its event, in one statement."""
+    if not last:
+        return
     conn.execute(
-        "INSERT INTO projection_offsets (projector_name, last_ts, last_event_id) VALUES (?, ?, ?)"
-        " ON CONFLICT (projector_name) DO UPDATE SET"
+        "INSERT INTO projection_offsets (projector_name, last_ts, last_event_id) VALUES "
+        + ", ".join("(?, ?, ?)" for _ in last)
+        + " ON CONFLICT (projector_name) DO UPDATE SET"
         " last_ts = excluded.last_ts, last_event_id = excluded.last_event_id",
-        [name, event.ts, event.event_id],
+        [v for name, e in last.items() for v in (name, e.ts, e.event_id)],
     )
 
 
@@ -131,6 +230,10 @@ def is_storage_failure(exc: BaseException) -> bool:
     return isinstance(exc, storage) or (isinstance(exc, duckdb.Error) and NO_SPACE in str(exc))
 
 
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:2000]
+
+
 def _apply(conn: duckdb.DuckDBPyConnection, projector: Projector, event: StoredEvent) -> None:
     known = (_ABORTING.get() or {}).get((projector.name, event.event_id))
     if known is not None:
@@ -143,10 +246,42 @@ def _apply(conn: duckdb.DuckDBPyConnection, projector: Projector, event: StoredE
     except Exception as exc:
         if is_storage_failure(exc):
             raise  # not the event's fault: the unit of work fails and runs again later
-        error = f"{type(exc).__name__}: {exc}"[:2000]
+        error = _error_text(exc)
         if not _transaction_usable(conn):
             raise ProjectionAborted(projector.name, event, error) from exc
         record_error(conn, projector.name, event, error)
+
+
+def _apply_events(
+    conn: duckdb.DuckDBPyConnection, projector: Projector, events: Sequence[StoredEvent]
+) -> None:
+    """`events` in order: as one batch when the projector has `apply_many` (and no batch of
+    it aborted this unit of work), else one at a time."""
+    apply_many = getattr(projector, "apply_many", None)
+    if apply_many is None or projector.name in _ONE_BY_ONE.get():
+        for event in events:
+            _apply(conn, projector, event)
+        return
+    aborting = _ABORTING.get() or {}
+    todo = []
+    for event in events:
+        known = aborting.get((projector.name, event.event_id))
+        if known is not None:
+            record_error(conn, projector.name, event, known)
+        elif not is_redacted(event.payload):
+            todo.append(event)
+    if not todo:
+        return
+
+    def reject(event: StoredEvent, exc: Exception) -> None:
+        record_error(conn, projector.name, event, _error_text(exc))
+
+    try:
+        apply_many(conn, todo, reject)
+    except Exception as exc:
+        if is_storage_failure(exc):
+            raise
+        raise BatchAborted(projector.name, _error_text(exc)) from exc
 
 
 def run_projector(conn: duckdb.DuckDBPyConnection, projector: Projector, batch: int = 500) -> int:
@@ -154,15 +289,55 @@ def run_projector(conn: duckdb.DuckDBPyConnection, projector: Projector, batch: 
     that failed are recorded in `projection_errors` and passed, see the module docstring)."""
     store = EventStore(conn)
     applied = 0
+    last_ts, last_id = get_offset(conn, projector.name)
     while True:
-        last_ts, last_id = get_offset(conn, projector.name)
         events = store.fetch_since(last_ts, last_id, projector.event_types, limit=batch)
         if not events:
             return applied
-        for event in events:
-            _apply(conn, projector, event)
+        _apply_events(conn, projector, events)
         set_offset(conn, projector.name, events[-1])
         applied += len(events)
+        if len(events) < batch:
+            return applied
+        last_ts, last_id = events[-1].ts, events[-1].event_id
+
+
+def run_projectors(
+    conn: duckdb.DuckDBPyConnection, projectors: Sequence[Projector], batch: int = 500
+) -> dict[str, int]:
+    """`run_projector` of each in order, with one offset read, one event read and one
+    offset write for all of them when fewer than `batch` events are pending (after each
+    build: the common case); else each runs on its own.
+
+    Every projector's offset then moves to the last event read, its own type or not: it
+    has seen every event of its types up to there, and a projector whose events are rare
+    (decisions, tasks) would otherwise hold the shared read back to its last one."""
+    names = [p.name for p in projectors]
+    offsets = get_offsets(conn, names)
+    positions = [(ts, event_id or "") for ts, event_id in offsets.values()]
+    since = (None, None) if any(ts is None for ts, _ in positions) else min(positions)
+    types = tuple(dict.fromkeys(t for p in projectors for t in p.event_types))
+    events = EventStore(conn).fetch_since(since[0], since[1], types, limit=batch)
+    if len(events) >= batch:
+        return {p.name: run_projector(conn, p, batch) for p in projectors}
+    counts = {}
+    for projector, (ts, event_id) in zip(projectors, positions, strict=True):
+        mine = [
+            e
+            for e in events
+            if e.event_type in projector.event_types
+            and (ts is None or (e.ts, e.event_id) > (ts, event_id))
+        ]
+        if mine:
+            _apply_events(conn, projector, mine)
+        counts[projector.name] = len(mine)
+    if events:
+        end = (events[-1].ts, events[-1].event_id)
+        behind = [
+            n for n, (ts, i) in zip(names, positions, strict=True) if ts is None or (ts, i) < end
+        ]
+        set_offsets(conn, dict.fromkeys(behind, events[-1]))  # never moves one back
+    return counts
 
 
 def rebuild(
@@ -194,11 +369,18 @@ def write_projecting(db: Database, work: Callable[[duckdb.DuckDBPyConnection], T
     sequence value of a rolled-back transaction. Should that ever change, the attempts are
     bounded (`MAX_ABORTED_EVENTS`) instead of looping."""
     aborting: dict[tuple[str, str], str] = {}
+    one_by_one: set[str] = set()
     while True:
         token = _ABORTING.set(dict(aborting))
+        batches = _ONE_BY_ONE.set(frozenset(one_by_one))
         try:
             with db.write() as conn:
                 return work(conn)
+        except BatchAborted as exc:
+            if exc.projector in one_by_one:  # cannot happen: one at a time never raises it
+                raise
+            log.warning("%s; running the unit of work again one event at a time", exc)
+            one_by_one.add(exc.projector)
         except ProjectionAborted as exc:
             if exc.key in aborting:  # recording it did not help: give up
                 raise
@@ -207,4 +389,5 @@ def write_projecting(db: Database, work: Callable[[duckdb.DuckDBPyConnection], T
             log.warning("%s; running the unit of work again without it", exc)
             aborting[exc.key] = exc.error
         finally:
+            _ONE_BY_ONE.reset(batches)
             _ABORTING.reset(token)
