@@ -320,6 +320,15 @@ class EventStore:
             [event_type, value],
         ).fetchone()[0]
 
+    def latest(self, types: Sequence[str]) -> StoredEvent | None:
+        """The newest event of any of `types`."""
+        row = self.conn.execute(
+            f"SELECT event_id FROM events WHERE event_type IN ({', '.join('?' for _ in types)})"
+            " ORDER BY ts DESC, event_id DESC LIMIT 1",
+            list(types),
+        ).fetchone()
+        return self.get(row[0]) if row else None
+
     def latest_of_session(self, event_type: str, session_id: str) -> StoredEvent | None:
         """The newest event of `event_type` in the session."""
         row = self.conn.execute(

@@ -319,8 +319,10 @@ def run_projectors(
     types = tuple(dict.fromkeys(t for p in projectors for t in p.event_types))
     events = EventStore(conn).fetch_since(since[0], since[1], types, limit=batch)
     if len(events) >= batch:
-        return {p.name: run_projector(conn, p, batch) for p in projectors}
-    counts = {}
+        counts = {p.name: run_projector(conn, p, batch) for p in projectors}
+        _catch_up_offsets(conn, projectors, types)
+        return counts
+    counts: dict[str, int] = {}
     for projector, (ts, event_id) in zip(projectors, positions, strict=True):
         mine = [
             e
@@ -340,6 +342,25 @@ def run_projectors(
     return counts
 
 
+def _catch_up_offsets(
+    conn: duckdb.DuckDBPyConnection, projectors: Sequence[Projector], types: Sequence[str]
+) -> None:
+    """After each projector ran to the end on its own, move every offset to the newest
+    event of all their types (each has seen every event of its own types up to there; the
+    write lock keeps new ones out), so the next `run_projectors` reads from there instead
+    of from a projector with no event of its own, such as one with no offset at all."""
+    newest = EventStore(conn).latest(types) if types else None
+    if newest is None:
+        return
+    names = [p.name for p in projectors]
+    behind = [
+        name
+        for name, (ts, event_id) in get_offsets(conn, names).items()
+        if ts is None or (ts, event_id or "") < (newest.ts, newest.event_id)
+    ]
+    set_offsets(conn, dict.fromkeys(behind, newest))
+
+
 def rebuild(
     conn: duckdb.DuckDBPyConnection,
     projectors: Sequence[Projector],
@@ -357,6 +378,7 @@ def rebuild(
         counts[projector.name] = run_projector(conn, projector)
         if on_projector:
             on_projector(projector.name)
+    _catch_up_offsets(conn, projectors, tuple(t for p in projectors for t in p.event_types))
     return counts
 
 

@@ -410,3 +410,35 @@ def test_run_projectors_reads_once_and_moves_every_offset_forward(db: Database) 
             ("e1",),
             ("e2",),
         ]
+
+
+def test_a_backlog_past_the_shared_read_leaves_every_offset_at_the_newest_event(
+    db: Database,
+) -> None:
+    """With `batch` or more events pending each projector runs on its own; every offset
+    then moves to the newest event of their types, so a projector that never saw an event
+    of its own (builds here) does not send every later shared read back to the start."""
+    created = {"session_id": "s1", "entry_type": "note", "title": "t", "content": "c",
+               "canonical_key": "k", "evidence": []}  # fmt: skip
+    projectors = [EntryProjector(), BuildProjector()]
+    with db.write() as conn:
+        store = EventStore(conn)
+        for i in range(12):
+            newest = store.append(NewEvent("entry_created", {**created, "entry_id": f"e{i}"}))
+        assert run_projectors(conn, projectors, batch=5) == {"entries": 12, "builds": 0}
+        at_newest = (newest.event.ts, newest.event.event_id)
+        assert get_offsets(conn, ["entries", "builds"]) == {"entries": at_newest, "builds": at_newest}  # fmt: skip
+        store.append(NewEvent("entry_created", {**created, "entry_id": "e12"}))
+        assert run_projectors(conn, projectors, batch=5) == {"entries": 1, "builds": 0}
+        assert conn.execute("SELECT count(*) FROM entries").fetchone()[0] == 13
+
+
+def test_rebuild_leaves_every_offset_at_the_newest_event(db: Database) -> None:
+    created = {"session_id": "s1", "entry_type": "note", "title": "t", "content": "c",
+               "canonical_key": "k", "evidence": [], "entry_id": "e1"}  # fmt: skip
+    with db.write() as conn:
+        event = EventStore(conn).append(NewEvent("entry_created", created)).event
+    rebuild_all(db)
+    with db.read() as conn:
+        offsets = get_offsets(conn, ["entries", "builds", "conflicts"])
+    assert set(offsets.values()) == {(event.ts, event.event_id)}
