@@ -173,12 +173,12 @@ def query_latencies(queries: list[str], block: int = 20) -> list[dict[str, Any]]
             None,
             contextlib.nullcontext,
         ),
-        "torch bf16 prepacked, 1 thread (the query path now)": (
+        "torch bf16 prepacked, 1 thread": (torch_query(packed), 1, contextlib.nullcontext),
+        "torch bf16 prepacked, 2 threads (the query path now, on 2 cores)": (
             torch_query(packed),
-            1,
+            2,
             contextlib.nullcontext,
         ),
-        "torch bf16 prepacked, 2 threads": (torch_query(packed), 2, contextlib.nullcontext),
         "torch bf16 plain F.linear, 1 thread": (torch_query(plain), 1, contextlib.nullcontext),
         "torch bf16 plain F.linear, 2 threads": (torch_query(plain), 2, contextlib.nullcontext),
         "torch fp32, 1 thread": (torch_query(fp32), 1, contextlib.nullcontext),

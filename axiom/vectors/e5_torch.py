@@ -12,9 +12,9 @@ of its version either.
 
 Batches: windows sorted by length, at most `max_batch` windows and `batch_tokens` padded
 tokens each, the length padded to a multiple of 16 so the CPU kernels see few shapes.
-2048 tokens a batch embedded 1.3x the texts per CPU-second of 8192 on LoCoMo turns (the
-activations stay in the core's cache; `bench/bench_embedding.py --levers`); one window
-alone (a query) is not padded at all.
+2048 tokens a batch embedded 1.1-1.2x the texts per CPU-second of 8192 on LoCoMo turns
+(the activations stay in the core's cache; `bench/bench_embedding.py --levers`); one
+window alone (a query) is not padded at all.
 """
 
 from __future__ import annotations
@@ -171,10 +171,10 @@ def _prepacked(weights: dict[str, Any], matrices: list[str]) -> tuple[dict[str, 
     """bfloat16 matrices packed once for oneDNN, and the linear that reads them.
 
     Why: `F.linear` re-lays the weight out for oneDNN's bf16 (AMX) kernel at every call;
-    packed once at load, a linear of a short query took 45 µs instead of 109 and the query
-    embedding ~40 % less time (README, "Measured: speed"); for batches of documents the
-    gain is smaller (~1.2x per linear). The same kernel: the outputs are bit-identical
-    (checked here on one matrix; any failure keeps `F.linear` and the plain weights)."""
+    packed once at load, a linear of a short query took 45 µs instead of 109 and a query
+    embedding 10-30 % less time (README, "Measured: speed"); batches of documents gained
+    1.1-1.16x. The same kernel: the outputs are bit-identical (checked here on one matrix;
+    any failure keeps `F.linear` and the plain weights)."""
     import torch
     from torch.nn import functional as F
 
