@@ -391,7 +391,7 @@ def test_the_session_page_marks_cited_spans_with_links_to_their_citations(client
     with site.read() as conn:
         rows = conn.execute(
             "SELECT citation_id, message_index, span_start, span_end FROM citations"
-            " WHERE session_id = ? ORDER BY message_index, span_start",
+            " WHERE session_id = ? ORDER BY message_index, span_start, span_end, citation_id",
             [SAMPLE_ID],
         ).fetchall()
     marked = re.findall(
