@@ -24,6 +24,12 @@ EmbedderFactory = Callable[[], Embedder]
 # variable once; searching does not import torch before the first query); a value set by
 # the user is kept.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# One OpenMP thread embeds a query: a search runs the full-text query beside the embedding,
+# and on 2 cores two embedding threads took the core that query needed (quiet, 100,000
+# entries: search p95 60 ms with two threads, 46 ms with one; README, "Measured: speed").
+# Only searching processes import this module; a writer sets its own thread count
+# (AXIOM_EMBED_THREADS). A value set by the user is kept.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 class QueryEmbedder:
