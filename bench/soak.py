@@ -158,13 +158,22 @@ def axiom_up(data_dir: Path, log: Path) -> Iterator[str]:
     port = free_port()
     env = {**own_broker_env(), "AXIOM_DATA_DIR": str(data_dir)}
     argv = [sys.executable, "-m", "axiom", "up", "--no-sample", "--port", str(port)]
-    up = start("up", argv, env, log)
+    with serving("up", argv, env, log, port, UP_STOP_TIMEOUT) as base_url:
+        yield base_url
+
+
+@contextlib.contextmanager
+def serving(
+    name: str, argv: list[str], env: dict[str, str], log: Path, port: int, stop_timeout: float
+) -> Iterator[str]:
+    """Start `argv`, yield its base URL once it answers, stop it on the way out."""
+    child = start(name, argv, env, log)
     try:
         base_url = f"http://{HOST}:{port}"
-        wait_until_up(base_url, up, log)
+        wait_until_up(base_url, child, log)
         yield base_url
     finally:
-        up.stop(UP_STOP_TIMEOUT)
+        child.stop(stop_timeout)
 
 
 def own_broker_env() -> dict[str, str]:
@@ -208,13 +217,8 @@ def web_server(data_dir: Path, log: Path) -> Iterator[str]:
     port = free_port()
     env = {**own_broker_env(), "AXIOM_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "config.settings"}  # fmt: skip
     argv = [sys.executable, str(ROOT / "manage.py"), "runserver", f"{HOST}:{port}", "--noreload"]
-    server = start("web", argv, env, log)
-    try:
-        base_url = f"http://{HOST}:{port}"
-        wait_until_up(base_url, server, log)
+    with serving("web", argv, env, log, port, STOP_TIMEOUT) as base_url:
         yield base_url
-    finally:
-        server.stop(STOP_TIMEOUT)
 
 
 def soak(directory: Path, seconds: float, seed_sessions: int, stack: str) -> dict[str, Any]:
