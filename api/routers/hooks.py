@@ -50,22 +50,24 @@ class HookIn(Schema):
 def receive_hook(request: HttpRequest, body: HookIn) -> dict[str, Any]:
     """Store (or queue for the worker) what a Claude Code hook hands over and return the
     agent's context block."""
-    budget = Settings.from_env().inject_budget
+    settings = Settings.from_env()
     with ExitStack() as held:
         try:
             search = held.enter_context(search_service())
         except SearchError:
             search = None
-        queue = _spool_and_queue(body.event, body.payload)
+        queue = _spool_and_queue(settings, body.event, body.payload)
+        budget = settings.inject_budget
         return accept(get_database(), search, body.event, body.payload, budget, queue)
 
 
-def _spool_and_queue(event: str, payload: dict[str, Any]) -> Callable[[Path], str | None]:
+def _spool_and_queue(
+    settings: Settings, event: str, payload: dict[str, Any]
+) -> Callable[[Path], str | None]:
     """The `queue_import` of this hook call: spool the payload, queue the worker's import
     and return its task id; None (import in the request) without a broker."""
 
     def queue(path: Path) -> str | None:
-        settings = Settings.from_env()
         if not settings.broker_url:  # no `axiom up`: no worker is known to listen
             return None
         raw = payload.get("transcript_path")

@@ -8,8 +8,9 @@ passes the privacy filter before it is written: secrets never reach the disk.
 
 The next `up`, `import` or `process` drains the spool (`axiom.agent.drain`), and so does
 the worker's `axiom.import_spooled_hooks` under `up` (queued per hook, and every minute by
-beat): it imports the transcripts the payloads name and then deletes their files. Import is idempotent (dedupe
-keys), so a payload drained twice — or handed to the service and spooled — is stored once.
+beat): it imports the transcripts the payloads name and then deletes their files. Import
+is idempotent (dedupe keys), so a payload drained twice — or handed to the service and
+spooled — is stored once.
 `forget` deletes every spooled payload naming or quoting what it forgets
 (`axiom.forgetting.scrub.scrub_spool`).
 """

@@ -25,8 +25,8 @@ EmbedderFactory = Callable[[], Embedder]
 # the user is kept.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # One OpenMP thread embeds a query: a search runs the full-text query beside the embedding,
-# and on 2 cores two embedding threads took the core that query needed (quiet, 100,000
-# entries: search p95 60 ms with two threads, 46 ms with one; README, "Measured: speed").
+# and on 2 cores two embedding threads took the core that query needed (README, "Measured:
+# speed", search at 100,000 entries).
 # Only searching processes import this module; a writer sets its own thread count
 # (AXIOM_EMBED_THREADS). A value set by the user is kept.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
