@@ -33,6 +33,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 1
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if notice := result.unindexed_notice():
+        print(f"note: {notice}", file=sys.stderr)
     if args.json:
         data = result.to_json()
         if pack is not None:

@@ -75,6 +75,7 @@ class MemoryTools:
             "mode": result.mode,
             "hits": hits,
             "warnings": result.warnings,
+            "unindexed": result.unindexed,
         }
 
     def timeline(self, hit_id: str) -> dict[str, Any]:

@@ -22,6 +22,16 @@ def count_jobs_by_status(
     return counts
 
 
+def count_unindexed(conn: duckdb.DuckDBPyConnection, embedding_version: str) -> int:
+    """Jobs of `embedding_version` waiting for the writer or being embedded: items a search
+    of that version cannot find yet."""
+    return conn.execute(
+        "SELECT count(*) FROM vector_outbox WHERE status IN ('pending', 'processing')"
+        " AND embedding_version = ?",
+        [embedding_version],
+    ).fetchone()[0]
+
+
 def top_errors(
     conn: duckdb.DuckDBPyConnection, embedding_version: str, limit: int = 5
 ) -> list[tuple[str, int]]:

@@ -68,6 +68,17 @@ class SearchResult:
     candidates: int = 0
     stale: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
+    unindexed: int = 0  # outbox items not embedded yet: no search finds them
+
+    def unindexed_notice(self) -> str | None:
+        """What to tell a person when some items cannot be found yet, else None."""
+        if self.unindexed <= 0:
+            return None
+        return (
+            f"{self.unindexed:,} item(s) are not searchable yet: the outbox writer has not"
+            " embedded them (it runs under `python -m axiom up`, or run"
+            " `python -m axiom outbox drain`)"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,6 +90,7 @@ class SearchResult:
             "candidates": self.candidates,
             "stale": self.stale,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+            "unindexed": self.unindexed,
         }
 
 

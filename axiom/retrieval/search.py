@@ -115,6 +115,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from axiom.config import AxiomConfig
+from axiom.retrieval.backlog import IndexBacklog
 from axiom.retrieval.candidates import (
     PER_SOURCE,
     CandidateSource,
@@ -196,6 +197,7 @@ class SearchService:
         self.query_embedder = QueryEmbedder(embedder, store.embedding_version, cache_size)
         self.reads = ReadCache()  # DuckDB reads, kept while the store is unchanged
         self.rank_facts = RankFactsLoader(db, facts_rows)  # all of them, once the store is idle
+        self.backlog = IndexBacklog(db, store.embedding_version)  # what no search finds yet
         # A thread that runs the full-text query beside query
         # embedding + kNN in the caller's thread; 0 runs everything in the caller's thread.
         # On 2 cores more threads only fight over them (measured at 100k entries: p50
@@ -275,8 +277,9 @@ class SearchService:
                 read, fused, found, (text, set(query_terms)), (k, kinds), view_names, now
             )
         timings["rerank"] = elapsed_ms(t0)
+        unindexed = self.backlog.count()
         timings["total"] = elapsed_ms(started)
-        return SearchResult(text, mode, k, hits, warnings, len(fused), stale, timings)
+        return SearchResult(text, mode, k, hits, warnings, len(fused), stale, timings, unindexed)
 
     def _candidates(
         self,

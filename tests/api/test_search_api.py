@@ -31,6 +31,7 @@ def test_search_returns_hits_with_breakdowns_tiers_and_citations(client, searcha
     assert response.status_code == 200
     data = response.json()
     assert data["mode"] == "hybrid" and data["k"] == 5 and 0 < len(data["hits"]) <= 5
+    assert data["unindexed"] == 0  # everything is embedded: nothing to announce
     for hit in data["hits"]:
         assert hit["kind"] in ("entry", "message")
         assert hit["tier"] in ("high", "suggested", "none")

@@ -65,6 +65,7 @@ def test_an_mcp_client_searches_and_opens_hits_over_stdio(data_dir: Path) -> Non
     hits = out["search"]["hits"]
     assert hits and {"id", "summary", "score", "citation", "relevance"} <= set(hits[0])
     assert "duckdb" in hits[0]["summary"].lower()
+    assert out["search"]["unindexed"] == 0  # the fixture drained the outbox
     # the default mode embeds the query with the configured (default e5) embedder
     assert any(h["kind"] == "entry" for h in out["hybrid"]["hits"])
     assert out["timeline"]["messages"] and any(m["hit"] for m in out["timeline"]["messages"])

@@ -145,3 +145,15 @@ def test_snippets_escape_before_marking(client, searchable) -> None:
     page = client.get(reverse("viewer-search"), {"q": "script alert plain text"}).content.decode()
     assert "<script>alert(" not in page
     assert "&lt;<mark>script</mark>&gt;<mark>alert</mark>" in page
+
+
+def test_items_not_embedded_yet_are_announced_above_the_hits(client, site, searchable) -> None:  # noqa: ANN001
+    quiet = client.get(reverse("viewer-search"), {"q": "publish blocked"}).content.decode()
+    assert 'id="search-unindexed"' not in quiet
+    later = Transcript("later", "p", "markdown", (Message(index=0, role="user", text=XSS),))
+    ingest_transcripts(site, [later])
+    process_session(site, "later", configured_pipeline())
+    stores.reset()  # a fresh service reads the count at once (a warm one waits 2 s)
+    page = client.get(reverse("viewer-search"), {"q": "publish blocked"}).content.decode()
+    assert 'id="search-unindexed"' in page and "not searchable yet" in page
+    assert "search-hit" in page  # what is indexed is still found
