@@ -1,6 +1,6 @@
 """The scale curve: bulk import, search and page latency at 10k, 100k and 1M entries.
 
-    python bench/bench_scale.py [--quick] [--full] [--queries 100] [--json OUT]
+    python bench/bench_scale.py [--quick] [--full] [--queries 100] [--json OUT] [--keep DIR]
 
 `--quick` measures 10,000 entries only; the default 10,000 and 100,000; `--full` adds
 1,000,000 (about 1.5 GB of disk and several minutes of loading). For each size, in a fresh
@@ -82,25 +82,30 @@ def load(base: Path, n: int, embedder: Any) -> tuple[dict[str, float], LanceStor
 
 
 def pages(base: Path, n: int, requests: int) -> dict[str, Any]:
-    """Entry list pages and entry details over HTTP from the real web server."""
+    """Entry list pages and entry details over HTTP from the real web server: both
+    together (`page`, the growth measure) and each apart."""
     rng = random.Random(n)
-    latencies: list[float] = []
+    latencies: dict[str, list[float]] = {"list": [], "detail": []}
     with web_server(base, base / "web.log") as (url, _server):
         get(f"{url}/entries/")  # warm-up
         for i in range(requests):
+            kind = "list" if i % 2 == 0 else "detail"
             path = (
                 f"/entries/?page={rng.randint(1, max(1, n // 50))}"
-                if i % 2 == 0
+                if kind == "list"
                 else f"/entries/ent_{rng.randrange(n):07d}/"
             )
             started = time.perf_counter()
             get(url + path)
-            latencies.append((time.perf_counter() - started) * 1000)
-    return summarize(latencies)
+            latencies[kind].append((time.perf_counter() - started) * 1000)
+    both = summarize(latencies["list"] + latencies["detail"])
+    return {**both, **{kind: summarize(values) for kind, values in latencies.items()}}
 
 
 def run_size(n: int, args: argparse.Namespace, embedder: Any) -> dict[str, Any]:
-    base = Path(tempfile.mkdtemp(prefix="axiom-scale-"))
+    base = args.keep / f"n{n}" if args.keep else Path(tempfile.mkdtemp(prefix="axiom-scale-"))
+    if args.keep:
+        shutil.rmtree(base, ignore_errors=True)
     try:
         load_avg = [round(x, 2) for x in os.getloadavg()]
         steps, store, db = load(base, n, embedder)
@@ -121,7 +126,8 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any) -> dict[str, Any]:
         print(json.dumps(row), flush=True)
         return row
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -162,6 +168,14 @@ def protocol_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 met=search["p95_ms"] < 150 if at_1m else None,
             ),
             result(f"page at {n:,} entries", "ms", percentiles=(page["p50"], page["p95"])),
+            *(
+                result(
+                    f"{kind} page at {n:,} entries",
+                    "ms",
+                    percentiles=(page[kind]["p50"], page[kind]["p95"]),
+                )
+                for kind in ("list", "detail")
+            ),
         ]
     for g in growth(rows):
         for what in ("load", "search_p95", "page_p95"):
@@ -185,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--pages", type=int, default=60)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--keep", type=Path, help="build the data dirs here (n<size>) and keep them")
     args = ap.parse_args(argv)
     sizes = [10_000] if args.quick else [10_000, 100_000] + ([1_000_000] if args.full else [])
     if args.quick:
@@ -193,12 +208,17 @@ def main(argv: list[str] | None = None) -> int:
     embedder = configured_embedder()
     rows = [run_size(n, args, embedder) for n in sizes]
     load_avg = [round(x, 2) for x in os.getloadavg()]
-    print("\n  entries  load s  items/s  search p50/p95 ms  page p50/p95 ms")
+    print(
+        "\n  entries  load s  items/s  search p50/p95 ms  page p50/p95 ms"
+        "  (list p50/p95, detail p50/p95)"
+    )
     for r in rows:
         print(
             f"{r['entries']:>9,} {r['load_s']:>7} {r['entries'] / r['load_s']:>8.0f}"
             f"  {r['search']['p50_ms']:>7} / {r['search']['p95_ms']:<7}"
             f"  {r['page']['p50']:>6} / {r['page']['p95']}"
+            f"  ({r['page']['list']['p50']} / {r['page']['list']['p95']},"
+            f" {r['page']['detail']['p50']} / {r['page']['detail']['p95']})"
         )
     for g in growth(rows):
         print(f"growth to {g['entries']:,} (cost ratio / size ratio): {json.dumps(g)}")
