@@ -1,21 +1,24 @@
 """The scale curve: bulk import, search and page latency at 10k, 100k and 1M entries.
 
-    python bench/bench_scale.py [--quick] [--full] [--queries 100] [--json OUT]
+    python bench/bench_scale.py [--quick] [--full] [--queries 100] [--json OUT] [--keep DIR]
 
 `--quick` measures 10,000 entries only; the default 10,000 and 100,000; `--full` adds
 1,000,000 (about 1.5 GB of disk and several minutes of loading). For each size, in a fresh
 data dir, bench_search.py's synthetic entries (Zipf vocabulary, every stage and status,
-one citation each, random unit vectors) are loaded by the bulk path: one Arrow insert
-into DuckDB (`entries`, `citations`), LanceDB upserts of 20,000 rows, the FTS index, and
-from 50,000 rows the IVF_FLAT index the outbox writer builds. Then:
+one citation each, random unit vectors; built column-wise, ~1 s per 100,000, timed apart
+as `generate_s`) are loaded by the bulk path: Arrow inserts into DuckDB (`entries`,
+`citations`), one LanceDB `create_table` of the same rows the outbox writer stores, the
+FTS index, and from 50,000 rows the IVF_FLAT index the writer builds (`load_s` is the
+sum). Then:
 
 * search: `--queries` distinct queries through `SearchService.search(k=10, hybrid)`, the
   real query embedding included (target: p95 < 150 ms at 1M);
 * page: the real web server (`manage.py runserver`) serving `/entries/?page=N` (the memory
   browser, 50 rows a page, random pages) and `/entries/<id>/` of a random entry, over HTTP.
 
-Reported per size: the load time (items/s), search p50/p95, page p50/p95, and the growth
-from the smallest size: cost ratio / size ratio (<= 1 means no worse than linear).
+Reported per size: the load time per step (items/s of `load_s`), search p50/p95 with its
+step medians, page p50/p95, the load average before and after, and the growth from the
+smallest size: the cost ratio, and cost ratio / size ratio (<= 1: no worse than linear).
 """
 
 from __future__ import annotations
@@ -57,56 +60,74 @@ from axiom.vectors.lance_store import LanceStore  # noqa: E402
 IVF_MIN_ROWS = 50_000
 
 
-def load(base: Path, n: int, embedder: Any) -> tuple[float, LanceStore, Database]:
-    """The bulk path: DuckDB, LanceDB, FTS and (from 50k) the IVF index; seconds taken."""
+def load(base: Path, n: int, embedder: Any) -> tuple[dict[str, float], LanceStore, Database]:
+    """The bulk path: DuckDB, LanceDB + FTS, and (from 50k) the IVF index; seconds per step.
+    Generating the entries (`generate_s`) is timed apart and not part of `load_s`."""
     config = AxiomConfig(data_dir=base)
     db = Database(config.duckdb_path)
     migrate(db)
     started = time.perf_counter()
     entries = synthetic_entries(n)
-    write_duckdb(db, entries)
+    steps = {"generate_s": time.perf_counter() - started}
+    steps["duckdb_s"] = write_duckdb(db, entries)
     store = LanceStore(config.lancedb_dir, embedding_version_of(embedder), embedder.dim)
-    write_lance(store, entries)
+    steps["lance_fts_s"] = write_lance(store, entries)
+    started = time.perf_counter()
     if n >= IVF_MIN_ROWS:
         with store.writer_lock():
             store.ensure_vector_index(min_rows=IVF_MIN_ROWS)
-    return time.perf_counter() - started, store, db
+    steps["ivf_s"] = time.perf_counter() - started
+    steps["load_s"] = steps["duckdb_s"] + steps["lance_fts_s"] + steps["ivf_s"]
+    return {k: round(v, 1) for k, v in steps.items()}, store, db
 
 
 def pages(base: Path, n: int, requests: int) -> dict[str, Any]:
-    """Entry list pages and entry details over HTTP from the real web server."""
+    """Entry list pages and entry details over HTTP from the real web server: both
+    together (`page`, the growth measure) and each apart."""
     rng = random.Random(n)
-    latencies: list[float] = []
+    latencies: dict[str, list[float]] = {"list": [], "detail": []}
     with web_server(base, base / "web.log") as (url, _server):
         get(f"{url}/entries/")  # warm-up
         for i in range(requests):
+            kind = "list" if i % 2 == 0 else "detail"
             path = (
                 f"/entries/?page={rng.randint(1, max(1, n // 50))}"
-                if i % 2 == 0
+                if kind == "list"
                 else f"/entries/ent_{rng.randrange(n):07d}/"
             )
             started = time.perf_counter()
             get(url + path)
-            latencies.append((time.perf_counter() - started) * 1000)
-    return summarize(latencies)
+            latencies[kind].append((time.perf_counter() - started) * 1000)
+    both = summarize(latencies["list"] + latencies["detail"])
+    return {**both, **{kind: summarize(values) for kind, values in latencies.items()}}
 
 
 def run_size(n: int, args: argparse.Namespace, embedder: Any) -> dict[str, Any]:
-    base = Path(tempfile.mkdtemp(prefix="axiom-scale-"))
+    base = args.keep / f"n{n}" if args.keep else Path(tempfile.mkdtemp(prefix="axiom-scale-"))
+    if args.keep:
+        shutil.rmtree(base, ignore_errors=True)
     try:
-        load_s, store, db = load(base, n, embedder)
-        print(f"\n{n:,} entries loaded in {load_s:.1f}s", flush=True)
+        load_avg = [round(x, 2) for x in os.getloadavg()]
+        steps, store, db = load(base, n, embedder)
+        print(f"\n{n:,} entries: {json.dumps(steps)}", flush=True)
         rng = random.Random(1000 + n)
         queries = [" ".join(_zipf_words(rng, rng.randint(3, 6))) for _ in range(args.queries)]
         service = SearchService(db, store, embedder, cache_size=0)
         search = measure(service, queries, 10)
         service.close()
         page = pages(base, n, args.pages)
-        row = {"entries": n, "load_s": round(load_s, 1), "search": search, "page": page}
+        row = {
+            "entries": n,
+            **steps,
+            "search": search,
+            "page": page,
+            "load_average": [load_avg, [round(x, 2) for x in os.getloadavg()]],
+        }
         print(json.dumps(row), flush=True)
         return row
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -122,6 +143,11 @@ def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "load": round(r["load_s"] / first["load_s"] / size, 3),
                 "search_p95": round(r["search"]["p95_ms"] / first["search"]["p95_ms"] / size, 3),
                 "page_p95": round(r["page"]["p95"] / first["page"]["p95"] / size, 3),
+                "cost_ratio": {
+                    "load": round(r["load_s"] / first["load_s"], 2),
+                    "search_p95": round(r["search"]["p95_ms"] / first["search"]["p95_ms"], 2),
+                    "page_p95": round(r["page"]["p95"] / first["page"]["p95"], 2),
+                },
             }
         )
     return out
@@ -142,6 +168,14 @@ def protocol_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 met=search["p95_ms"] < 150 if at_1m else None,
             ),
             result(f"page at {n:,} entries", "ms", percentiles=(page["p50"], page["p95"])),
+            *(
+                result(
+                    f"{kind} page at {n:,} entries",
+                    "ms",
+                    percentiles=(page[kind]["p50"], page[kind]["p95"]),
+                )
+                for kind in ("list", "detail")
+            ),
         ]
     for g in growth(rows):
         for what in ("load", "search_p95", "page_p95"):
@@ -165,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--pages", type=int, default=60)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--keep", type=Path, help="build the data dirs here (n<size>) and keep them")
     args = ap.parse_args(argv)
     sizes = [10_000] if args.quick else [10_000, 100_000] + ([1_000_000] if args.full else [])
     if args.quick:
@@ -173,12 +208,17 @@ def main(argv: list[str] | None = None) -> int:
     embedder = configured_embedder()
     rows = [run_size(n, args, embedder) for n in sizes]
     load_avg = [round(x, 2) for x in os.getloadavg()]
-    print("\n  entries  load s  items/s  search p50/p95 ms  page p50/p95 ms")
+    print(
+        "\n  entries  load s  items/s  search p50/p95 ms  page p50/p95 ms"
+        "  (list p50/p95, detail p50/p95)"
+    )
     for r in rows:
         print(
             f"{r['entries']:>9,} {r['load_s']:>7} {r['entries'] / r['load_s']:>8.0f}"
             f"  {r['search']['p50_ms']:>7} / {r['search']['p95_ms']:<7}"
             f"  {r['page']['p50']:>6} / {r['page']['p95']}"
+            f"  ({r['page']['list']['p50']} / {r['page']['list']['p95']},"
+            f" {r['page']['detail']['p50']} / {r['page']['detail']['p95']})"
         )
     for g in growth(rows):
         print(f"growth to {g['entries']:,} (cost ratio / size ratio): {json.dumps(g)}")
