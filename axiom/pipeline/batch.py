@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 
 import duckdb
 
+import axiom.projections
 from axiom.ingest.session_queries import list_session_ids
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.order import chronological
@@ -31,9 +32,10 @@ from axiom.pipeline.process import (
     write_build,
 )
 from axiom.store.db import Database
-from axiom.store.projection import write_projecting
+from axiom.store.projection import has_backlog, run_projectors_step, write_projecting
 
 ANALYSE_CHUNK = 32  # sessions analysed before their builds are written
+CATCH_UP_EVENTS = 150  # events per write transaction when the projectors catch up first
 WRITE_BUDGET_S = 1.0  # a write transaction takes another build only if it still fits
 
 
@@ -71,13 +73,35 @@ def write_builds(db: Database, builds: list[AnalysedBuild]) -> list[ProcessRepor
     return reports
 
 
+def catch_up(db: Database) -> int:
+    """Advance the projectors over a backlog in write transactions of `CATCH_UP_EVENTS`
+    events; return how many it took. An import runs only the session projector, so after
+    a large one the first build's transaction would otherwise apply every pending event
+    at once, holding the lock for seconds before any read snapshot exists. A backlog
+    smaller than one step is left to the first build (no transaction of its own)."""
+    with db.read() as conn:
+        behind = has_backlog(conn, axiom.projections.all_projectors(), CATCH_UP_EVENTS)
+    units = 0
+    while behind:
+        behind = write_projecting(
+            db,
+            lambda conn: run_projectors_step(
+                conn, axiom.projections.all_projectors(), CATCH_UP_EVENTS
+            ),
+        )
+        units += 1
+    return units
+
+
 def process_many(
     db: Database,
     session_ids: list[str],
     pipeline: Pipeline,
     on_session: Callable[[str], None] | None = None,
 ) -> list[ProcessReport]:
-    """Run `pipeline` over `session_ids` in this order, chunk by chunk (idempotent)."""
+    """Run `pipeline` over `session_ids` in this order, chunk by chunk (idempotent), once
+    the projectors have caught up (`catch_up`)."""
+    catch_up(db)
     reports: list[ProcessReport] = []
     for i in range(0, len(session_ids), ANALYSE_CHUNK):
         with db.read() as conn:  # one connection for the chunk's ingests

@@ -15,11 +15,12 @@ from axiom.entries.queries import list_entries
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline import batch
-from axiom.pipeline.batch import process_many
+from axiom.pipeline.batch import catch_up, process_many
 from axiom.pipeline.process import Pipeline
-from axiom.projections import rebuild_all
+from axiom.projections import project_all, rebuild_all
 from axiom.store import snapshots
 from axiom.store.db import Database
+from axiom.store.events import EventStore
 from axiom.store.migrate import migrate
 from tests.conflicts.support import Said, ScriptedExtractor
 from tests.pipeline.conftest import Snapshot
@@ -43,8 +44,8 @@ SCRIPT = {  # a replaced decision, a changed value, a restatement (corroboration
 }
 
 
-def _run(path: Path, workdir: Path, budget: float, monkeypatch: pytest.MonkeyPatch) -> Database:
-    """The scripted sessions through `process_many` with `WRITE_BUDGET_S = budget`."""
+def _ingested(path: Path) -> Database:
+    """The scripted sessions ingested: the projectors but the session projector are behind."""
     db = Database(path)
     migrate(db)
     transcripts = [
@@ -54,6 +55,12 @@ def _run(path: Path, workdir: Path, budget: float, monkeypatch: pytest.MonkeyPat
         for sid, said in SCRIPT.items()
     ]
     ingest_transcripts(db, transcripts)
+    return db
+
+
+def _run(path: Path, workdir: Path, budget: float, monkeypatch: pytest.MonkeyPatch) -> Database:
+    """The scripted sessions through `process_many` with `WRITE_BUDGET_S = budget`."""
+    db = _ingested(path)
     monkeypatch.setattr(batch, "WRITE_BUDGET_S", budget)
     pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=workdir)
     before = snapshots.sequence(db.generation())
@@ -97,3 +104,23 @@ def test_one_transaction_for_all_builds_equals_one_per_build(
     incremental = snapshot(together)
     rebuild_all(together)
     assert snapshot(together) == incremental
+
+
+def test_a_backlog_is_caught_up_in_bounded_transactions_with_the_same_tables(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    snapshot: Callable[[Database], Snapshot],
+) -> None:
+    at_once = _ingested(tmp_path / "once.duckdb")
+    project_all(at_once)
+    stepped = _ingested(tmp_path / "steps.duckdb")
+    assert _timeless(snapshot(stepped)) != _timeless(snapshot(at_once))  # a real backlog
+    monkeypatch.setattr(batch, "CATCH_UP_EVENTS", 3)
+    with stepped.read() as conn:
+        pending = len(EventStore(conn).fetch_since(None, None))
+    assert catch_up(stepped) >= 2
+    assert _timeless(snapshot(stepped)) == _timeless(snapshot(at_once))
+    assert catch_up(stepped) == 0  # nothing left: not even a transaction
+    assert pending > 3
+    monkeypatch.setattr(batch, "CATCH_UP_EVENTS", 150)
+    assert catch_up(_ingested(tmp_path / "small.duckdb")) == 0  # left to the first build
