@@ -10,6 +10,7 @@ the build appended itself, is recorded in `projection_errors` and the build stil
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -69,6 +70,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+# Every build indexes the whole corroboration pool of a type again (`_corroborating`): the
+# words of a stored title are the same each time, and `MemoryWords` is immutable.
+_memory_words = functools.lru_cache(maxsize=1 << 16)(MemoryWords.of)
 
 
 class Extractor:  # the protocol every extractor satisfies (see axiom/extract)
@@ -779,10 +784,10 @@ class _BuildWriter:
             rows = corroboration_pool(self.conn, candidate.entry_type, self.session_id)
             self._pool_rows[candidate.entry_type] = {r[0]: (r[0], r[1], r[2]) for r in rows}
             pool = MemoryIndex(
-                ((r[0], r[1], r[2]), r[4], MemoryWords.of(candidate.entry_type, r[3])) for r in rows
+                ((r[0], r[1], r[2]), r[4], _memory_words(candidate.entry_type, r[3])) for r in rows
             )
             self._pools[candidate.entry_type] = pool
-        words = MemoryWords.of(candidate.entry_type, candidate.title)
+        words = _memory_words(candidate.entry_type, candidate.title)
         matched = dict.fromkeys(pool.matching(canonical_key, words))
         matched.update(dict.fromkeys(self._restatements(candidate.entry_id)))
         # A contradiction never corroborates: contested entries certify nothing.

@@ -101,6 +101,7 @@ class Projector(Protocol):
 
 
 Reject = Callable[[StoredEvent, Exception], None]
+Position = tuple[datetime | None, str]  # a projector's offset: (ts, event id), "" for none
 
 
 class BatchProjector(Projector, Protocol):
@@ -312,16 +313,54 @@ def run_projectors(
     Every projector's offset then moves to the last event read, its own type or not: it
     has seen every event of its types up to there, and a projector whose events are rare
     (decisions, tasks) would otherwise hold the shared read back to its last one."""
-    names = [p.name for p in projectors]
-    offsets = get_offsets(conn, names)
-    positions = [(ts, event_id or "") for ts, event_id in offsets.values()]
-    since = (None, None) if any(ts is None for ts, _ in positions) else min(positions)
-    types = tuple(dict.fromkeys(t for p in projectors for t in p.event_types))
-    events = EventStore(conn).fetch_since(since[0], since[1], types, limit=batch)
+    positions, types, events = _pending(conn, projectors, batch)
     if len(events) >= batch:
         counts = {p.name: run_projector(conn, p, batch) for p in projectors}
         _catch_up_offsets(conn, projectors, types)
         return counts
+    return _apply_pending(conn, projectors, positions, events)
+
+
+def run_projectors_step(
+    conn: duckdb.DuckDBPyConnection, projectors: Sequence[Projector], limit: int
+) -> bool:
+    """The next at most `limit` events pending for any of `projectors`, applied as
+    `run_projectors` applies fewer than `batch`; True when more may be pending. A long
+    catch-up (`axiom process` after an import) goes in such steps, one short write
+    transaction each, instead of one transaction as long as the whole backlog."""
+    positions, _, events = _pending(conn, projectors, limit)
+    _apply_pending(conn, projectors, positions, events)
+    return len(events) >= limit
+
+
+def has_backlog(
+    conn: duckdb.DuckDBPyConnection, projectors: Sequence[Projector], limit: int
+) -> bool:
+    """True when at least `limit` events are pending for some of `projectors` (a read)."""
+    return len(_pending(conn, projectors, limit)[2]) >= limit
+
+
+def _pending(
+    conn: duckdb.DuckDBPyConnection, projectors: Sequence[Projector], limit: int
+) -> tuple[list[Position], tuple[str, ...], list[StoredEvent]]:
+    """Each projector's offset, their event types, and the first `limit` events after the
+    offset furthest behind."""
+    offsets = get_offsets(conn, [p.name for p in projectors])
+    positions = [(ts, event_id or "") for ts, event_id in offsets.values()]
+    since = (None, None) if any(ts is None for ts, _ in positions) else min(positions)
+    types = tuple(dict.fromkeys(t for p in projectors for t in p.event_types))
+    return positions, types, EventStore(conn).fetch_since(since[0], since[1], types, limit=limit)
+
+
+def _apply_pending(
+    conn: duckdb.DuckDBPyConnection,
+    projectors: Sequence[Projector],
+    positions: list[Position],
+    events: list[StoredEvent],
+) -> dict[str, int]:
+    """Each projector's events of `events` past its offset, then the offsets of those
+    behind moved to the last event (see `run_projectors`)."""
+    names = [p.name for p in projectors]
     counts: dict[str, int] = {}
     for projector, (ts, event_id) in zip(projectors, positions, strict=True):
         mine = [

@@ -1,0 +1,126 @@
+"""Builds written several per write transaction (`axiom.pipeline.batch.write_builds`) leave
+what one build per transaction leaves: a later build of the same transaction reads the
+tables the projectors derived from an earlier one (conflicts, corroboration)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from axiom.conflicts.queries import list_conflicts
+from axiom.entries.queries import list_entries
+from axiom.ingest.importer import ingest_transcripts
+from axiom.ingest.transcript import Message, Transcript
+from axiom.pipeline import batch
+from axiom.pipeline.batch import catch_up, process_many
+from axiom.pipeline.process import Pipeline
+from axiom.projections import project_all, rebuild_all
+from axiom.store import snapshots
+from axiom.store.db import Database
+from axiom.store.events import EventStore
+from axiom.store.migrate import migrate
+from tests.conflicts.support import Said, ScriptedExtractor
+from tests.pipeline.conftest import Snapshot
+
+TIMINGS = ("build_runs", "pipeline_metrics")  # how long each stage took: differs per run
+SCRIPT = {  # a replaced decision, a changed value, a restatement (corroboration)
+    "s1": [
+        Said("Use Postgres as the primary store for the billing ledger service"),
+        Said("The upload limit is 20MB", "fact", "upload limit", "20MB"),
+        Said("The deploy region is eu-west-1", "fact", "deploy region", "eu-west-1"),
+    ],
+    "s2": [
+        Said(
+            "We moved the billing ledger service off Postgres, having migrated from Postgres"
+            " to CockroachDB last sprint"
+        ),
+        Said("The upload limit is 50MB now", "fact", "upload limit", "50MB"),
+    ],
+    "s3": [Said("The deploy region is eu-west-1", "fact", "deploy region", "eu-west-1")],
+    "s4": [Said("The upload limit is 80MB", "fact", "upload limit", "80MB")],
+}
+
+
+def _ingested(path: Path) -> Database:
+    """The scripted sessions ingested: the projectors but the session projector are behind."""
+    db = Database(path)
+    migrate(db)
+    transcripts = [
+        Transcript(
+            sid, "demo", "json", tuple(Message(i, "user", s.text) for i, s in enumerate(said))
+        )
+        for sid, said in SCRIPT.items()
+    ]
+    ingest_transcripts(db, transcripts)
+    return db
+
+
+def _run(path: Path, workdir: Path, budget: float, monkeypatch: pytest.MonkeyPatch) -> Database:
+    """The scripted sessions through `process_many` with `WRITE_BUDGET_S = budget`."""
+    db = _ingested(path)
+    monkeypatch.setattr(batch, "WRITE_BUDGET_S", budget)
+    pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=workdir)
+    before = snapshots.sequence(db.generation())
+    reports = process_many(db, list(SCRIPT), pipeline)
+    assert [r.status for r in reports] == ["success"] * len(SCRIPT)
+    units = snapshots.sequence(db.generation()) - before
+    assert units == (len(SCRIPT) if budget == 0 else 1)
+    return db
+
+
+def _conflicts(db: Database) -> list[tuple[str, str]]:
+    with db.read() as conn:
+        return sorted((c.conflict_type, c.status) for c in list_conflicts(conn))
+
+
+def _stages(db: Database) -> set[str]:
+    with db.read() as conn:
+        return {e.stage for e in list_entries(conn)}
+
+
+def _timeless(tables: Snapshot) -> Snapshot:
+    """`tables` without the values two runs cannot share: times (event ts, metrics)."""
+    return {
+        name: sorted(tuple(v for v in row if not isinstance(v, datetime | float)) for row in rows)
+        for name, rows in tables.items()
+        if name not in TIMINGS
+    }
+
+
+def test_one_transaction_for_all_builds_equals_one_per_build(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    snapshot: Callable[[Database], Snapshot],
+) -> None:
+    one_each = _run(tmp_path / "one.duckdb", tmp_path, 0, monkeypatch)
+    together = _run(tmp_path / "all.duckdb", tmp_path, 3600, monkeypatch)
+    assert len(_conflicts(together)) == 4  # three on the upload limit, one replacement
+    assert "certified" in _stages(together)  # the deploy region, said in s1 and s3
+    assert _conflicts(together) == _conflicts(one_each)
+    assert _timeless(snapshot(together)) == _timeless(snapshot(one_each))
+    incremental = snapshot(together)
+    rebuild_all(together)
+    assert snapshot(together) == incremental
+
+
+def test_a_backlog_is_caught_up_in_bounded_transactions_with_the_same_tables(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    snapshot: Callable[[Database], Snapshot],
+) -> None:
+    at_once = _ingested(tmp_path / "once.duckdb")
+    project_all(at_once)
+    stepped = _ingested(tmp_path / "steps.duckdb")
+    assert _timeless(snapshot(stepped)) != _timeless(snapshot(at_once))  # a real backlog
+    monkeypatch.setattr(batch, "CATCH_UP_EVENTS", 3)
+    with stepped.read() as conn:
+        pending = len(EventStore(conn).fetch_since(None, None))
+    assert catch_up(stepped) >= 2
+    assert _timeless(snapshot(stepped)) == _timeless(snapshot(at_once))
+    assert catch_up(stepped) == 0  # nothing left: not even a transaction
+    assert pending > 3
+    monkeypatch.setattr(batch, "CATCH_UP_EVENTS", 150)
+    assert catch_up(_ingested(tmp_path / "small.duckdb")) == 0  # left to the first build
