@@ -5,12 +5,17 @@ One batch of `drain()`:
 1. claim (short write transaction): a conditional `UPDATE … SET status='processing',
    attempts=attempts+1 WHERE status='pending' AND job_id IN (oldest n) RETURNING job_id`;
    only the returned rows are ours, so a second claimant simply gets other rows or none;
-2. load the items' current text (read transaction, through the owners' queries: entries,
-   messages + sessions, tasks);
+2. load the items' current text (in the same transaction, through the owners' queries:
+   entries, messages + sessions, tasks);
 3. embed — outside every lock, so pages and imports never wait for the model;
 4. upsert into LanceDB (merge_insert on `id`: a retried batch replaces, never duplicates);
-5. mark done (short write transaction, `WHERE status='processing' AND job_id IN …`). A job
+5. mark done (`WHERE status='processing' AND job_id IN …`), in the write transaction that
+   claims the next batch, or in the drain's last one, which also counts what is left. A job
    the projector re-queued meanwhile (its item changed) stays pending and is redone.
+
+So a batch costs one DuckDB write unit, not four (claim, load, mark, count): each unit
+opens the file and checkpoints on close. A writer that dies between 4 and 5 leaves its
+jobs `processing`; reconcile re-queues them and the redo replaces the same rows.
 
 A job whose item no longer exists is marked failed ("item not found") and its vector, if
 any, removed. An embedding or LanceDB error marks the whole batch failed with the error
@@ -97,6 +102,18 @@ class BatchTiming:
     @property
     def total_s(self) -> float:
         return self.claim_s + self.load_s + self.embed_s + self.upsert_s + self.mark_s
+
+
+@dataclass
+class _Outcome:
+    """A batch whose LanceDB write is over, waiting to be marked in `vector_outbox` (with
+    the next claim, or by the drain's last write unit)."""
+
+    timing: BatchTiming
+    written: list[str]  # job ids whose rows were upserted (all of them when `error`)
+    missing: list[str] = field(default_factory=list)  # job ids whose item is gone
+    upserted: int = 0
+    error: str | None = None  # set: the batch failed, mark `written` failed with it
 
 
 @dataclass
@@ -201,7 +218,9 @@ class OutboxWriter:
         on_batch: Callable[[DrainReport], None] | None = None,
     ) -> DrainReport:
         """Process pending jobs until none are left, `max_jobs` were claimed, `max_seconds`
-        passed, or a batch failed. Returns at once with `busy=True` if another writer runs."""
+        passed, or a batch failed. Returns at once with `busy=True` if another writer runs.
+        `on_batch(report)` after each batch's LanceDB write: `claimed` is current, the
+        done/failed counts lag one batch (they are written with the next claim)."""
         report = DrainReport()
         started = time.perf_counter()
         with self.store.writer_lock(blocking=False) as mine:
@@ -209,42 +228,74 @@ class OutboxWriter:
                 report.busy = True
                 return report
             since_optimize = self._unindexed_rows(report)
+            outcome: _Outcome | None = None
             while max_jobs is None or report.claimed < max_jobs:
                 if max_seconds is not None and time.perf_counter() - started >= max_seconds:
                     break
                 limit = self.batch_size
                 if max_jobs is not None:
                     limit = min(limit, max_jobs - report.claimed)
-                claimed, ok, added = self._batch(limit, report)
-                if not claimed:
+                claim = self._claim(limit, outcome, report)
+                outcome = None
+                if claim is None:
                     break
+                outcome = self._work(*claim, report)
                 if on_batch is not None:
                     on_batch(report)
-                since_optimize += added
-                if not ok:
+                since_optimize += outcome.upserted
+                if outcome.error is not None:
                     break
                 if since_optimize >= self.optimize_every and self._optimize(report):
                     since_optimize = 0
+            if outcome is not None:
+                self._close(outcome, report)
             if report.rows_upserted:
                 self._upkeep(report, since_optimize)
-        report.remaining = self.pending_count()
         report.seconds = time.perf_counter() - started
         return report
 
-    def _batch(self, limit: int, report: DrainReport) -> tuple[int, bool, int]:
-        """One claim-load-embed-upsert-mark cycle: (jobs claimed, carry on?, rows upserted)."""
+    def _claim(
+        self, limit: int, previous: _Outcome | None, report: DrainReport
+    ) -> tuple[list[Job], list[dict[str, Any]], list[Job]] | None:
+        """One write unit: mark the previous batch, claim up to `limit` jobs and load their
+        items' current text. None when nothing was pending (`report.remaining` is then set).
+
+        Why one unit: every DuckDB unit opens the file and checkpoints on close (~30-130
+        ms on the shared 2 cores); four units a batch (claim, load, mark, count) took ~0.3
+        s of the 1.7 s `bench_embedding.py --quick` drain (one batch; profiled, load ~2)."""
         t0 = time.perf_counter()
-        jobs = self._claim(limit)
-        if not jobs:
-            return 0, False, 0
-        timing = BatchTiming(jobs=len(jobs), claim_s=time.perf_counter() - t0)
+        with self.db.write() as conn:
+            if previous is not None:
+                self._settle(conn, previous, report)
+            rows = conn.execute(
+                "UPDATE vector_outbox SET status = 'processing',"
+                " attempts = coalesce(attempts, 0) + 1, updated_at = ?"
+                " WHERE status = 'pending' AND job_id IN ("
+                "  SELECT job_id FROM vector_outbox"
+                "  WHERE status = 'pending' AND embedding_version = ?"
+                "  ORDER BY item_kind = 'message', created_at, job_id LIMIT ?)"
+                " RETURNING job_id, item_kind, item_id",
+                [_now(), self.embedding_version, limit],
+            ).fetchall()
+            jobs = [Job(*row) for row in rows]
+            if not jobs:
+                report.remaining = _pending(conn, self.embedding_version)
+                return None
+            t1 = time.perf_counter()
+            loaded, missing = self._load(conn, jobs)
+            load_s = time.perf_counter() - t1
+        marks_s = previous.timing.mark_s if previous is not None else 0.0
+        timing = BatchTiming(jobs=len(jobs), load_s=load_s)
+        timing.claim_s = time.perf_counter() - t0 - load_s - marks_s  # the unit's rest
         report.batches.append(timing)
         report.claimed += len(jobs)
+        return jobs, loaded, missing
 
-        t0 = time.perf_counter()
-        rows, missing = self._load(jobs)
-        timing.load_s = time.perf_counter() - t0
-
+    def _work(
+        self, jobs: list[Job], rows: list[dict[str, Any]], missing: list[Job], report: DrainReport
+    ) -> _Outcome:
+        """Embed and upsert one claimed batch; what to mark comes back as an `_Outcome`."""
+        timing = report.batches[-1]
         try:
             t0 = time.perf_counter()
             timing.embedded = _embed_rows(self.embedder, rows)
@@ -257,62 +308,49 @@ class OutboxWriter:
         except Exception as exc:  # the model or LanceDB: fail the batch, keep the reason
             error = f"{exc.__class__.__name__}: {exc}"[:MAX_ERROR_CHARS]
             log.warning("outbox batch of %d failed: %s", len(jobs), error)
-            t0 = time.perf_counter()
-            report.failed += self._finish([j.job_id for j in jobs], "failed", error)
-            timing.mark_s = time.perf_counter() - t0
             report.error = error
-            return len(jobs), False, 0
-
-        t0 = time.perf_counter()
-        found = {r["job_id"] for r in rows}
-        done = self._finish([j.job_id for j in jobs if j.job_id in found], "done", None)
-        lost = self._finish([j.job_id for j in missing], "failed", ITEM_NOT_FOUND)
-        timing.mark_s = time.perf_counter() - t0
-        report.done += done
-        report.failed += lost
-        report.missing += lost
-        report.requeued += len(jobs) - done - lost
+            return _Outcome(timing, [j.job_id for j in jobs], error=error)
         report.rows_upserted += upserted
-        return len(jobs), True, upserted
+        found = {r["job_id"] for r in rows}
+        return _Outcome(
+            timing,
+            [j.job_id for j in jobs if j.job_id in found],
+            [j.job_id for j in missing],
+            upserted=upserted,
+        )
 
-    def _claim(self, limit: int) -> list[Job]:
+    def _close(self, outcome: _Outcome, report: DrainReport) -> None:
+        """The last batch's marks and the pending count, in one write unit."""
         with self.db.write() as conn:
-            rows = conn.execute(
-                "UPDATE vector_outbox SET status = 'processing',"
-                " attempts = coalesce(attempts, 0) + 1, updated_at = ?"
-                " WHERE status = 'pending' AND job_id IN ("
-                "  SELECT job_id FROM vector_outbox"
-                "  WHERE status = 'pending' AND embedding_version = ?"
-                "  ORDER BY item_kind = 'message', created_at, job_id LIMIT ?)"
-                " RETURNING job_id, item_kind, item_id",
-                [_now(), self.embedding_version, limit],
-            ).fetchall()
-        return [Job(*row) for row in rows]
+            self._settle(conn, outcome, report)
+            report.remaining = _pending(conn, self.embedding_version)
 
-    def _finish(self, job_ids: Sequence[str], status: str, error: str | None) -> int:
-        """processing → status for these jobs; returns how many were still ours."""
-        if not job_ids:
-            return 0
-        with self.db.write() as conn:
-            rows = conn.execute(
-                "UPDATE vector_outbox SET status = ?, error = ?, updated_at = ?"
-                " WHERE status = 'processing' AND job_id IN (SELECT unnest(?))"
-                " RETURNING job_id",
-                [status, error, _now(), list(job_ids)],
-            ).fetchall()
-        return len(rows)
+    def _settle(self, conn: Any, outcome: _Outcome, report: DrainReport) -> None:
+        """processing → done / failed for a batch whose LanceDB write is over. A job the
+        projector re-queued meanwhile (its item changed) is no longer ours: left pending."""
+        t0 = time.perf_counter()
+        jobs = len(outcome.written) + len(outcome.missing)
+        if outcome.error is not None:
+            report.failed += _finish(conn, outcome.written, "failed", outcome.error)
+        else:
+            done = _finish(conn, outcome.written, "done", None)
+            lost = _finish(conn, outcome.missing, "failed", ITEM_NOT_FOUND)
+            report.done += done
+            report.failed += lost
+            report.missing += lost
+            report.requeued += jobs - done - lost
+        outcome.timing.mark_s = time.perf_counter() - t0
 
-    def _load(self, jobs: Sequence[Job]) -> tuple[list[dict[str, Any]], list[Job]]:
+    def _load(self, conn: Any, jobs: Sequence[Job]) -> tuple[list[dict[str, Any]], list[Job]]:
         """Rows to embed (text built from the items' current state) and jobs whose item is gone."""
         by_kind: dict[str, list[Job]] = {}
         for job in jobs:
             by_kind.setdefault(job.item_kind, []).append(job)
         rows: list[dict[str, Any]] = []
-        with self.db.read() as conn:
-            for kind, group in by_kind.items():
-                loader = _LOADERS.get(kind)
-                if loader is not None:
-                    rows.extend(loader(conn, group))
+        for kind, group in by_kind.items():
+            loader = _LOADERS.get(kind)
+            if loader is not None:
+                rows.extend(loader(conn, group))
         found = {r["job_id"] for r in rows}
         if not self.context_rows:
             rows = [r for r in rows if r["kind"] != "context"]
@@ -460,11 +498,26 @@ class OutboxWriter:
 
     def pending_count(self) -> int:
         with self.db.read() as conn:
-            return conn.execute(
-                "SELECT count(*) FROM vector_outbox WHERE status = 'pending'"
-                " AND embedding_version = ?",
-                [self.embedding_version],
-            ).fetchone()[0]
+            return _pending(conn, self.embedding_version)
+
+
+def _pending(conn: Any, embedding_version: str) -> int:
+    return conn.execute(
+        "SELECT count(*) FROM vector_outbox WHERE status = 'pending' AND embedding_version = ?",
+        [embedding_version],
+    ).fetchone()[0]
+
+
+def _finish(conn: Any, job_ids: Sequence[str], status: str, error: str | None) -> int:
+    """processing → status for these jobs; returns how many were still ours."""
+    if not job_ids:
+        return 0
+    rows = conn.execute(
+        "UPDATE vector_outbox SET status = ?, error = ?, updated_at = ?"
+        " WHERE status = 'processing' AND job_id IN (SELECT unnest(?)) RETURNING job_id",
+        [status, error, _now(), list(job_ids)],
+    ).fetchall()
+    return len(rows)
 
 
 def _embed_rows(embedder: Embedder, rows: list[dict[str, Any]]) -> int:

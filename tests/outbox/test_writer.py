@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import shutil
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 
@@ -267,3 +269,49 @@ def test_a_text_repeated_in_a_batch_is_embedded_once(
     first, context = by_id["message:s0:0"], by_id["context:s0:0"]
     assert first["text"] == context["text"]
     np.testing.assert_array_equal(first["vector"], context["vector"])
+
+
+class _CountingDatabase(Database):
+    """The real database, counting the units of work opened on it."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.units = {"write": 0, "read": 0}
+
+    def write(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        self.units["write"] += 1
+        return super().write()
+
+    def read(self, fresh: bool = False) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        self.units["read"] += 1
+        return super().read(fresh)
+
+
+def test_a_batch_costs_one_write_unit_and_the_marks_ride_with_the_next_claim(
+    db: Database, store: LanceStore, embedder: Embedder
+) -> None:
+    """Each DuckDB unit opens the file and checkpoints on close: a batch claims, loads and
+    marks the batch before it in one unit, and the drain's last unit marks and counts."""
+    n = _queue(db, n_sessions=2, n_messages=20)
+    counting = _CountingDatabase(db.path)
+    seen: list[tuple[int, int]] = []
+    writer = OutboxWriter(counting, store, embedder, batch_size=16)
+
+    report = writer.drain(on_batch=lambda r: seen.append((r.claimed, r.done)))
+
+    assert (report.claimed, report.done, report.remaining) == (n, n, 0)
+    assert counting.units == {"write": 3 + 1, "read": 0}  # 3 batches, then the last marks
+    assert seen == [(16, 0), (32, 16), (40, 32)]  # done lags one batch
+    assert by_status(db) == {"done": n}
+    assert writer.drain().claimed == 0 and counting.units["write"] == 5
+
+
+def test_a_drain_stopped_by_max_jobs_marks_its_last_batch_and_counts_the_rest(
+    db: Database, writer: OutboxWriter
+) -> None:
+    n = _queue(db, n_sessions=1, n_messages=20)
+
+    report = writer.drain(max_jobs=5)
+
+    assert (report.claimed, report.done, report.remaining) == (5, 5, n - 5)
+    assert by_status(db) == {"done": 5, "pending": n - 5}
