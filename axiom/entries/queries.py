@@ -328,12 +328,14 @@ def entry_headline(
 
 
 def get_entries(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, EntryRow]:
-    """entry_id -> the entry, for each existing entry of `entry_ids` (one read)."""
+    """entry_id -> the entry, for each existing entry of `entry_ids` (one read). The ids go
+    in as a list of parameters, which DuckDB looks up in the primary-key index; a semi-join
+    on `unnest(?)` scanned every wide row (51 ids at 1M entries: ~90 ms against 260-750)."""
     if not entry_ids:
         return {}
+    ids = list(dict.fromkeys(entry_ids))
     rows = conn.execute(
-        f"SELECT {_COLS} FROM entries WHERE entry_id IN (SELECT unnest(?))",
-        [list(dict.fromkeys(entry_ids))],
+        f"SELECT {_COLS} FROM entries WHERE entry_id IN ({', '.join('?' * len(ids))})", ids
     ).fetchall()
     return {row.entry_id: row for row in map(_row, rows)}
 
