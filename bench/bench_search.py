@@ -13,9 +13,10 @@ Arrow inserts) and into the configured `LanceStore`'s table (one `create_table` 
 the outbox writer would store: the same text and `lex_terms`, checked on a sample against
 the product's own functions) with random-but-fixed unit vectors (embedding 100k texts with
 e5 would take over an hour here; the vectors' content does not change the cost of a
-search). The FTS index is built and the table optimized, as the outbox writer leaves it. At `--ivf-min-rows` rows and above (default
-50,000, the writer's threshold) an IVF_FLAT index is built too, and the size is measured
-both with exact kNN and with the index, so the difference is visible.
+search). The FTS index is built and the table optimized, as the outbox writer leaves it.
+At `--ivf-min-rows` rows and above (default 50,000, the writer's threshold) an IVF_FLAT
+index is built too, and the size is measured both with exact kNN and with the index, so
+the difference is visible.
 
 Then `--queries` distinct queries (3-6 vocabulary words, so no embedding is cached) go
 through `SearchService.search(q, k=10, mode="hybrid")`: the real query embedding with the

@@ -83,6 +83,7 @@ class EntryRow:
 _SAID_BY = "coalesce(said_at, created_ts) <= ?"
 # Oldest first. A build's entries are written in one transaction and share `created_ts`,
 # so ties go to when their source was said, then to the id: "newest" is exactly the reverse.
+INDEXED_LOOKUP_MAX = 200  # ids looked up one by one in the key index; more: one scan
 _AGE = "created_ts, coalesce(said_at, created_ts), entry_id"
 _COLS = (
     "entry_id, entry_type, title, content_json, stage, status, session_id, canonical_key,"
@@ -328,15 +329,18 @@ def entry_headline(
 
 
 def get_entries(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, EntryRow]:
-    """entry_id -> the entry, for each existing entry of `entry_ids` (one read). The ids go
-    in as a list of parameters, which DuckDB looks up in the primary-key index; a semi-join
-    on `unnest(?)` scanned every wide row (51 ids at 1M entries: ~90 ms against 260-750)."""
+    """entry_id -> the entry, for each existing entry of `entry_ids` (one read). A few ids
+    go in as a list of parameters, which DuckDB looks up in the primary-key index (a
+    semi-join on `unnest(?)` scans every wide row); past `INDEXED_LOOKUP_MAX` ids the one
+    scan is cheaper than that many index probes (README, "Scale curve")."""
     if not entry_ids:
         return {}
     ids = list(dict.fromkeys(entry_ids))
-    rows = conn.execute(
-        f"SELECT {_COLS} FROM entries WHERE entry_id IN ({', '.join('?' * len(ids))})", ids
-    ).fetchall()
+    if len(ids) <= INDEXED_LOOKUP_MAX:
+        where, params = f"entry_id IN ({', '.join('?' * len(ids))})", ids
+    else:
+        where, params = "entry_id IN (SELECT unnest(?))", [ids]
+    rows = conn.execute(f"SELECT {_COLS} FROM entries WHERE {where}", params).fetchall()
     return {row.entry_id: row for row in map(_row, rows)}
 
 

@@ -27,6 +27,7 @@ from axiom.retrieval.confidence import relevance
 from axiom.retrieval.disclosure import details, index_item, parse_hit_id, timeline
 from axiom.retrieval.query import MAX_K, MODES
 from axiom.retrieval.search import SearchService
+from axiom.store import snapshots
 from axiom.store.migrate import open_database
 
 SERVER_NAME = "axiom"
@@ -141,5 +142,8 @@ def build_server(tools: MemoryTools) -> MCPServer:
 
 
 def serve() -> None:
-    """Run the server on stdin/stdout until the client closes it."""
+    """Run the server on stdin/stdout until the client closes it. Like the web, it only
+    reads and answers someone waiting, so a read that would wait for a writer's
+    transaction is served from the newest read snapshot (`axiom.store.snapshots`)."""
+    snapshots.serve_reads()
     build_server(MemoryTools()).run("stdio")

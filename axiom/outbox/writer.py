@@ -46,6 +46,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import duckdb
+
 from axiom.entries.queries import entries_to_embed
 from axiom.ingest.session_queries import messages_with_previous
 from axiom.outbox.documents import (
@@ -229,6 +231,7 @@ class OutboxWriter:
                 return report
             since_optimize = self._unindexed_rows(report)
             outcome: _Outcome | None = None
+            counted = False  # `report.remaining` set by the last claim or the close
             while max_jobs is None or report.claimed < max_jobs:
                 if max_seconds is not None and time.perf_counter() - started >= max_seconds:
                     break
@@ -238,6 +241,7 @@ class OutboxWriter:
                 claim = self._claim(limit, outcome, report)
                 outcome = None
                 if claim is None:
+                    counted = True
                     break
                 outcome = self._work(*claim, report)
                 if on_batch is not None:
@@ -245,10 +249,17 @@ class OutboxWriter:
                 since_optimize += outcome.upserted
                 if outcome.error is not None:
                     break
-                if since_optimize >= self.optimize_every and self._optimize(report):
-                    since_optimize = 0
+                if since_optimize >= self.optimize_every:
+                    # marked first: an index rebuild that fails or dies must not leave a
+                    # written batch in `processing`
+                    self._close(outcome, report)
+                    outcome = None
+                    if self._optimize(report):
+                        since_optimize = 0
             if outcome is not None:
                 self._close(outcome, report)
+            elif not counted:
+                report.remaining = self.pending_count()
             if report.rows_upserted:
                 self._upkeep(report, since_optimize)
         report.seconds = time.perf_counter() - started
@@ -260,9 +271,9 @@ class OutboxWriter:
         """One write unit: mark the previous batch, claim up to `limit` jobs and load their
         items' current text. None when nothing was pending (`report.remaining` is then set).
 
-        Why one unit: every DuckDB unit opens the file and checkpoints on close (~30-130
-        ms on the shared 2 cores); four units a batch (claim, load, mark, count) took ~0.3
-        s of the 1.7 s `bench_embedding.py --quick` drain (one batch; profiled, load ~2)."""
+        Why one unit: every DuckDB unit opens the file and checkpoints on close, and four
+        units a batch (claim, load, mark, count) were a visible share of a drain (README, the
+        writer's "Session 13 levers" table)."""
         t0 = time.perf_counter()
         with self.db.write() as conn:
             if previous is not None:
@@ -282,7 +293,7 @@ class OutboxWriter:
                 report.remaining = _pending(conn, self.embedding_version)
                 return None
             t1 = time.perf_counter()
-            loaded, missing = self._load(conn, jobs)
+            loaded, missing = self._load_each_on_error(conn, jobs, report)
             load_s = time.perf_counter() - t1
         marks_s = previous.timing.mark_s if previous is not None else 0.0
         timing = BatchTiming(jobs=len(jobs), load_s=load_s)
@@ -340,6 +351,34 @@ class OutboxWriter:
             report.missing += lost
             report.requeued += jobs - done - lost
         outcome.timing.mark_s = time.perf_counter() - t0
+
+    def _load_each_on_error(
+        self, conn: duckdb.DuckDBPyConnection, jobs: list[Job], report: DrainReport
+    ) -> tuple[list[dict[str, Any]], list[Job]]:
+        """`_load`, or, when an item's text cannot be built (a malformed row), each job on
+        its own: the broken ones are failed with the reason in this same unit, so one bad
+        item neither rolls back the claim nor stays first in the queue for every drain.
+        A DuckDB error is not caught: the unit rolls back and the jobs stay pending."""
+        try:
+            return self._load(conn, jobs)
+        except duckdb.Error:
+            raise
+        except Exception:  # noqa: BLE001 - a loader's bug or bad data: find the job
+            log.warning("outbox batch load failed; loading its %d jobs one by one", len(jobs))
+        rows: list[dict[str, Any]] = []
+        missing: list[Job] = []
+        for job in jobs:
+            try:
+                one, gone = self._load(conn, [job])
+            except duckdb.Error:
+                raise
+            except Exception as exc:  # noqa: BLE001 - recorded on the job, as a failed batch is
+                error = f"{exc.__class__.__name__}: {exc}"[:MAX_ERROR_CHARS]
+                report.failed += _finish(conn, [job.job_id], "failed", error)
+                continue
+            rows += one
+            missing += gone
+        return rows, missing
 
     def _load(self, conn: Any, jobs: Sequence[Job]) -> tuple[list[dict[str, Any]], list[Job]]:
         """Rows to embed (text built from the items' current state) and jobs whose item is gone."""

@@ -33,15 +33,16 @@ class IndexBacklog:
 
     def count(self) -> int:
         """Items not searchable yet, as of the last refresh (0 before the store exists)."""
-        generation, now = self.db.generation(), time.monotonic()
+        live, now = self.db.generation(), time.monotonic()
         with self._lock:
             seen = self._seen
-            if seen and (seen[0] == generation or now - seen[1] < self.refresh_s):
+            if seen and (seen[0] == live or now - seen[1] < self.refresh_s):
                 return seen[2]
         if not self.db.path.exists():
             return 0
         try:
-            with self.db.read() as conn:
+            with self.db.read() as conn:  # a snapshot read names its own, older generation
+                generation = self.db.generation()
                 found = count_unindexed(conn, self.embedding_version)
         except duckdb.Error:  # the notice is a courtesy: the search itself went fine
             log.warning("unindexed count not read", exc_info=True)

@@ -26,8 +26,7 @@ if TYPE_CHECKING:
 PER_SOURCE = 100
 # What a candidate row brings back (not its text: the hit's text comes from DuckDB; not
 # its `id`: `doc_id_of` builds the document's id from these). Each column is a random read
-# per candidate row: at 1M entries, leaving out `id` took search p50 72 -> 64 ms
-# (README, "Scale curve").
+# per candidate row, a cost that grows with the table (README, "Scale curve").
 ROW_COLUMNS = ["kind", "entry_id", "session_id", "message_index", "ts"]
 
 Row = dict[str, Any]  # one LanceDB result row, as LanceDB returns it

@@ -62,11 +62,10 @@ class UnigramTokenizer:
 
     Word by word, with a cache: no piece of the vocabulary holds `▁` after its first
     character (checked at load), so every best segmentation breaks before each `▁`, and
-    the text's is its words' segmentations in a row — the same ids as one Viterbi pass over
-    the whole text (identical on all 1,702 LoCoMo dev and Korean-set texts; only a float
-    near-tie between two segmentations could round the other way). Words recur (names, "the"), so tokenizing shrinks to a few
-    dictionary look-ups per word: 25x faster on the LoCoMo dev texts, and e5 embeds 1.1x
-    the texts per CPU-second (README, "Session 13 levers").
+    the text's is its words' segmentations in a row — the same ids as one Viterbi pass
+    over the whole text (only a float near-tie between two segmentations could round the
+    other way). Words recur (names, "the"), so tokenizing shrinks to a few dictionary
+    look-ups per word (README, "Session 13 levers").
     """
 
     def __init__(

