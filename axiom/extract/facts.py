@@ -939,10 +939,17 @@ _SHOWS = _rx(
 )
 
 
+_PHOTO_OF = re.compile(r"^(?:a\s+)?(?:photo|photograph|photography|picture|pic)\s+of\s+", re.I)
+
+
 def image_caption(sentence: str) -> str | None:
-    """The caption of a shared photo when `sentence` is one ("[image: …]"), else None."""
+    """What a shared photo shows when `sentence` is one ("[image: a photo of a red kite]"
+    → "a red kite"), else None."""
     m = _CAPTION.match(sentence)
-    return m.group("caption") if m else None
+    if m is None:
+        return None
+    caption = m.group("caption")
+    return _PHOTO_OF.sub("", caption) or caption
 
 
 def shows_something(sentence: str) -> bool:
