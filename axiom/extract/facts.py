@@ -16,6 +16,14 @@ sentence makes, in this order:
    (subject the speaker, no value: events do not contradict each other);
 5. statements about a named person: "Jon started a dance studio".
 
+Beside `find_fact`, the rule extractor reads what one sentence alone does not say:
+a shared photo (`image_caption`: the "[image: …]" a chat export appends) that the speaker
+points at (`shows_something`: "take a look at this", "here's a pic from when …") or that
+comes with their statement; a reply naming what the other person asked (`asks_what`
+"What concert was it?" → `names_the_answer` "It was Matt Patterson"). A thing named
+before the speaker's verb ("These figurines I bought yesterday …") is a statement of
+theirs (4).
+
 `find_decision_fields(sentence)` gives subject/value/previous for a sentence a decision rule
 matched ("we decided to use X for Y" → subject Y, value X).
 
@@ -807,11 +815,67 @@ def _personal(sentence: str, speaker: str) -> FactMatch | None:
     if _EXCLAIM_ONLY.match(sentence) and len(sentence) < 40:
         return None
     for m in _FIRST.finditer(sentence):
-        if not _CLAUSE_START.search(sentence[max(0, m.start() - 30) : m.start()]):
+        before = sentence[max(0, m.start() - 30) : m.start()]
+        if not _CLAUSE_START.search(before) and not _object_first(before, m):
             continue
         if _states_something(sentence, m):
             return _personal_match(m, speaker, m.group("who").casefold())
     return None
+
+
+# "These figurines I bought yesterday …", "this pride parade I went to": a thing of the
+# speaker named first, then what they did with it (a relative clause without "that").
+_THING_FIRST = _rx(r"\b(?:this|these|those|that|the|my|our)\s+(?:[a-z]+\s+){0,2}[a-z]+\s+$")
+_PAST_IRREGULAR = frozenset(
+    [
+        "bought",
+        "read",
+        "went",
+        "made",
+        "saw",
+        "took",
+        "got",
+        "did",
+        "had",
+        "found",
+        "met",
+        "wrote",
+        "drew",
+        "built",
+        "ate",
+        "ran",
+        "won",
+        "began",
+        "heard",
+        "sang",
+        "wore",
+        "brought",
+        "caught",
+        "chose",
+        "drove",
+        "flew",
+        "gave",
+        "grew",
+        "kept",
+        "left",
+        "lost",
+        "paid",
+        "sold",
+        "sent",
+        "spent",
+        "taught",
+        "thought",
+        "told",
+    ]
+)
+
+
+def _object_first(before: str, m: re.Match[str]) -> bool:
+    if m.group("who").casefold() not in ("i", "we") or m.group("aux"):
+        return False
+    verb = m.group("verb").casefold()
+    past = verb in _PAST_IRREGULAR or (verb.endswith("ed") and verb not in _CHAT_VERBS)
+    return past and bool(_THING_FIRST.search(before))
 
 
 def _states_something(sentence: str, m: re.Match[str]) -> bool:
@@ -860,6 +924,39 @@ _PLAN = _rx(
     r"|tell\b|ask\b|check\b|share\b|chat\b|talk\b|catch\b|let\b|give\s+you)(?!(?:\W*\w+){0,3}\W+(?:you"
     r"|your)\b)\w"
 )
+# A shared photo as chat exports write it after the turn's text ("… look at this. [image:
+# a photo of a painting of a sunset]", `axiom.ingest.locomo.image_suffix`).
+_CAPTION = re.compile(r"^\[image:\s*(?P<caption>[^\]\n]{3,300}?)\s*\]$")
+# The speaker points at what they share: "take a look at this", "check out my painting",
+# "here's a pic from when …", "this pic's from last night", "they made this!".
+_SHOWS = _rx(
+    r"\b(?:take\s+a\s+look|look\s+at\s+(?:this|these|my|our|what)|check\s+(?:it|this|these"
+    r"|that)\s+out|check\s+(?:out\s+)?(?:this|these|my|our)|here's|here\s+(?:is|are)"
+    r"|this\s+is\s+(?:my|our|what|one|a|the)\b|these\s+are\s+(?:my|our|the|some)"
+    r"|(?:this|that|the)\s+(?:pic|photo|picture|snap|shot)\b|\b(?:i|we|they|he|she)\s+(?:just\s+)?"
+    r"(?:made|did|painted|drew|built|took|bought|found|finished)\s+(?:this|these)\b)"
+    r"|이(?:거|것)\s*(?:좀\s*)?(?:봐|보세요|보실래요)|(?:이|제|우리)\s*사진|사진\s*(?:보여|봐|보세요)"
+)
+
+
+_PHOTO_OF = re.compile(r"^(?:a\s+)?(?:photo|photograph|photography|picture|pic)\s+of\s+", re.I)
+
+
+def image_caption(sentence: str) -> str | None:
+    """What a shared photo shows when `sentence` is one ("[image: a photo of a red kite]"
+    → "a red kite"), else None."""
+    m = _CAPTION.match(sentence)
+    if m is None:
+        return None
+    caption = m.group("caption")
+    return _PHOTO_OF.sub("", caption) or caption
+
+
+def shows_something(sentence: str) -> bool:
+    """Whether the sentence points at something the speaker shares (a photo)."""
+    return bool(_SHOWS.search(sentence))
+
+
 _SHORT_CHAT_END = _rx(r"\b(?:this|it|that|you|them|too|so|lol|ya)\W*$")
 # "Here's a pic of my family camping at the beach": a shared photo of the speaker's life.
 _SHOWING_MINE = _rx(
@@ -977,6 +1074,60 @@ def is_question(sentence: str) -> bool:
         return True
     tail = text[breaks[-1].end() :]
     return len(tail.split()) > 2 or len(text[: breaks[0].start()].split()) < 4
+
+
+# "What concert was it?" / "What's the band?" / "What were they so stoked about?": a
+# question asking the listener to name a thing.
+_ASKS_WHAT = _rx(
+    r"^\W*(?:\w+\W+){0,3}?(?:what|which|who)\b(?!\s+(?:do\s+you\s+think|about\s+you|else)\b"
+    r"|'s\s+(?:up|new|next)\b|\s+(?:is|was)\s+up\b)"
+)
+# The reply naming it: "It was Matt Patterson", "It was a transgender poetry reading",
+# "They were stoked for the dinosaur exhibit", '"Summer Sounds" - …'.
+_NAMES_IT = _rx(
+    r"^\W*(?:(?i:(?:it|that|this|they|he|she)\s*(?:was|were|is|are|'s|'re)\s+(?:(?:so|really"
+    r"|all|super)\s+)?)(?:(?:a|an|the|my|our)\s+(?!bit\b|lot\b|blast\b|great\b|good\b|nice\b"
+    r"|fun\b|huge\b|big\b|real\b|total\b)\w|[A-Z\"“]\w|\w+\s+(?:for|about|by|at|of|with)\s+(?!you\b|your\b|it\b|that\b|this\b))"
+    r")|^\s*[\"“][^\"”]{2,60}[\"”]\s*[-–—:!,]",
+    0,
+)
+
+
+_KO_ASKS_WHAT = re.compile(r"(?:뭐|무엇|무슨|어떤|어느|누구)")
+# "매트 패터슨이었어요", "시 낭독회였어요": the reply names it.
+_KO_NAMES_IT = re.compile(
+    r"^\W*(?P<what>[^?？]{1,60}?)(?:이었|였)(?:어요|습니다|어|다)|(?:이에요|예요|입니다)"
+)
+
+
+def asks_what(sentence: str) -> bool:
+    """Whether `sentence` asks the listener to name something."""
+    if not is_question(sentence):
+        return False
+    return bool(_ASKS_WHAT.match(sentence) or _KO_ASKS_WHAT.search(sentence))
+
+
+def names_the_answer(sentence: str, speaker: str) -> FactMatch | None:
+    """The reply to a "what was it?" question that names the thing, as a statement of the
+    speaker (call only for a reply to `asks_what`)."""
+    if is_question(sentence):
+        return None
+    if _HANGUL.search(sentence):
+        m = _KO_NAMES_IT.search(sentence)
+        if m is None:
+            return None
+        fields = _fields(speaker or None, None)
+        return FactMatch(m.start(), m.end(), "fact", "personal", fields)
+    body, offset = sentence, 0
+    m = _NAMES_IT.match(body)
+    if m is None:  # "Yeah, it was …"
+        body = _LEAD.sub("", sentence)
+        offset = len(sentence) - len(body)
+        m = _NAMES_IT.match(body)
+    if m is None:
+        return None
+    fields = _fields(speaker or None, None)
+    return FactMatch(offset + m.start(), offset + m.end(), "fact", "personal", fields)
 
 
 def find_fact(sentence: str, speaker: str = "", personal_ok: bool = True) -> FactMatch | None:

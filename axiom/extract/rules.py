@@ -61,10 +61,14 @@ from typing import Any
 from axiom.extract.facts import (
     PRONOUNS,
     FactMatch,
+    asks_what,
     clause,
     find_decision_fields,
     find_fact,
+    image_caption,
     is_question,
+    names_the_answer,
+    shows_something,
 )
 from axiom.extract.task_text import (
     artifacts_in,
@@ -88,10 +92,11 @@ from axiom.extract.types import (
 )
 from axiom.ingest.transcript import Message, Transcript
 
-RULESET_VERSION = "axiom.extract.rules/4"
+RULESET_VERSION = "axiom.extract.rules/5"
 # 2: TodoWrite problems kept as task_problems; 3: TodoWrite items quoted from the list
 # the Claude Code parser writes into the message text, which prose rules skip; 4: stated
-# facts with subject/value/changes (axiom.extract.facts), tag questions read
+# facts with subject/value/changes (axiom.extract.facts), tag questions read; 5: shared
+# photos the speaker points at, things named before the verb, replies naming what was asked
 """Bump whenever a rule changes: its hash is the `prompt_hash` recorded with every build."""
 
 RULES_PROMPT_HASH = hashlib.sha256(RULESET_VERSION.encode("utf-8")).hexdigest()
@@ -626,6 +631,9 @@ class _Run:
         speaker = str(message.meta.get("speaker") or "")
         text = view.text
         budget = MAX_PROSE_CHARS
+        asked = self._asked_what(position, speaker) if personal_ok else None
+        caption: _Unit | None = None  # a shared photo's "[image: …]"
+        shown: _Unit | None = None  # the sentence pointing at it ("take a look at this")
         for unit in view.sentences:
             if view.in_code(unit.start) or unit.end - unit.start > MAX_SENTENCE:
                 continue
@@ -637,14 +645,51 @@ class _Run:
                 )
                 break
             sentence = text[unit.start : unit.end]
+            if image_caption(sentence) is not None:
+                caption = unit
+                continue
             if sentence.rstrip("\"')]*").endswith(("?", "？")) and is_question(sentence):
                 continue  # questions state nothing (a tag question like "right?" does)
+            if shown is None and shows_something(sentence):
+                shown = unit
             at = (message.index, unit.start)
             if self._decision(view, unit, sentence, at):
                 continue
             if self._tasks(view, unit, sentence):
                 continue
-            self._fact(view, unit, sentence, at, personal_ok, speaker)
+            self._fact(view, unit, sentence, at, personal_ok, speaker, asked)
+        if caption is not None and speaker and personal_ok:
+            self._photo(view, caption, shown, speaker)
+
+    def _asked_what(self, position: int, speaker: str) -> str | None:
+        """The question of the message before, by someone else, asking this speaker to name
+        something ("What concert was it?"): the reply's "It was Matt Patterson" answers it."""
+        if position == 0 or not speaker:
+            return None
+        before = self.views[position - 1]
+        if str(before.message.meta.get("speaker") or "") in ("", speaker):
+            return None
+        for unit in before.sentences:
+            question = before.text[unit.start : unit.end]
+            if asks_what(question):
+                return question
+        return None
+
+    def _photo(self, view: _View, caption: _Unit, shown: _Unit | None, speaker: str) -> None:
+        """A photo the speaker shares is part of what they say in the message: its caption
+        joins their statement there, or is one of its own when they point at it ("take a
+        look at this", "here's a pic from when …"); a photo nobody refers to is not."""
+        said = (view.message.index, speaker) in self.statements
+        if not said and shown is None:
+            return
+        evidence = [view.quote(caption.start, caption.end)]
+        if not said and shown is not None:
+            evidence.insert(0, view.quote(shown.start, shown.end))
+        what = image_caption(view.text[caption.start : caption.end])
+        title = _title(f"{speaker} shared a photo: {what}")
+        content = "\n".join(f"{speaker}: {e.quote}" for e in evidence)
+        at = (view.message.index, caption.start)
+        self.add(at, "fact", title, content, tuple(evidence), fact=FactFields(speaker, None))
 
     def _decision(self, view: _View, unit: _Unit, sentence: str, at: tuple[int, int]) -> bool:
         for pattern in _DECISION:
@@ -740,18 +785,25 @@ class _Run:
         at: tuple[int, int],
         personal_ok: bool,
         speaker: str,
+        asked: str | None = None,
     ) -> None:
         found = find_fact(sentence, speaker or view.message.role, personal_ok)
+        said = sentence
+        if found is None and asked is not None:
+            found = names_the_answer(sentence, speaker)
+            if found is not None:  # "It was Matt Patterson" says little without the question
+                said = f"{asked} {sentence}"
         if found is None:
             found = _project_fact(sentence)
         if found is None or (found.kind != "change" and _negated(sentence, found.start)):
             return
         evidence = view.quote(unit.start + found.start, unit.start + found.end)
-        title = _title(sentence, drop_label=True)
+        title = _title(said, drop_label=True)
         personal = found.kind in ("personal", "attribute")
         if personal and speaker:
             title = f"{speaker}: {title}"
-        content = f"{speaker}: {evidence.quote}" if personal and speaker else evidence.quote
+        quote = evidence.quote if said is sentence else f"{asked} {evidence.quote}"
+        content = f"{speaker}: {quote}" if personal and speaker else quote
         self.add(at, found.type, title, content, (evidence,), fact=found.fields)
 
     # ---------------------------------------------------------------- references
