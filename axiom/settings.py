@@ -249,6 +249,9 @@ class Settings:
     import_roots: tuple[Path, ...] = ()
     import_max_mb: int = 100  # AXIOM_IMPORT_MAX_MB: the largest file the import page accepts
     read_snapshots: bool = True  # AXIOM_READ_SNAPSHOTS: writers publish, pages read snapshots
+    # AXIOM_WRITE_BUDGET_MS: how long one of the pipeline's write transactions may take more
+    # builds (`axiom.pipeline.batch`); 0 writes one build per transaction.
+    write_budget_ms: int = 1000
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -288,6 +291,7 @@ class Settings:
             allowed_hosts=env_list(env, "AXIOM_ALLOWED_HOSTS", DEFAULT_ALLOWED_HOSTS),
             auth_token=env_secret(env, "AXIOM_AUTH_TOKEN"),
             inject_budget=env_int(env, "AXIOM_INJECT_BUDGET", 600, minimum=0, maximum=20_000),
+            write_budget_ms=env_int(env, "AXIOM_WRITE_BUDGET_MS", 1000, minimum=0, maximum=60_000),
             search_facts_rows=env_int(env, "AXIOM_SEARCH_FACTS_ROWS", 2_000_000, minimum=0),
             import_roots=env_paths(env, "AXIOM_IMPORT_ROOTS", (claude_projects_dir(env),)),
             import_max_mb=env_int(env, "AXIOM_IMPORT_MAX_MB", 100, minimum=1, maximum=10_000),

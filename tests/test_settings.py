@@ -63,6 +63,8 @@ DOCUMENTED: list[tuple[str, str, str, Any]] = [
     ("AXIOM_IMPORT_MAX_MB", "5", "import_max_mb", 5),
     ("AXIOM_SEARCH_FACTS_ROWS", "0", "search_facts_rows", 0),
     ("AXIOM_SEARCH_FACTS_ROWS", "500000", "search_facts_rows", 500_000),
+    ("AXIOM_WRITE_BUDGET_MS", "0", "write_budget_ms", 0),
+    ("AXIOM_WRITE_BUDGET_MS", "250", "write_budget_ms", 250),
     ("AXIOM_READ_SNAPSHOTS", "on", "read_snapshots", True),
     ("AXIOM_READ_SNAPSHOTS", "off", "read_snapshots", False),
 ]
@@ -96,6 +98,8 @@ BAD: list[tuple[str, str]] = [
     ("AXIOM_IMPORT_MAX_MB", "big"),
     ("AXIOM_SEARCH_FACTS_ROWS", "-1"),
     ("AXIOM_SEARCH_FACTS_ROWS", "all"),
+    ("AXIOM_WRITE_BUDGET_MS", "-5"),
+    ("AXIOM_WRITE_BUDGET_MS", "1s"),
     ("AXIOM_READ_SNAPSHOTS", "sometimes"),
 ]
 
@@ -117,6 +121,7 @@ def test_the_defaults_are_the_documented_ones() -> None:
     assert not settings.debug and settings.allowed_hosts == ("127.0.0.1", "localhost")
     assert settings.auth_token == "" and settings.secret_key
     assert settings.import_max_mb == 100
+    assert settings.write_budget_ms == 1000
     assert settings.search_facts_rows == 2_000_000
     assert settings.read_snapshots is True
 

@@ -3,8 +3,8 @@
 
 Sessions go in chunks: each chunk is analysed first (extraction, alignment, validation:
 no lock), then its builds are written several per write transaction: another build is
-taken while the time spent plus the longest build so far stays within `WRITE_BUDGET_S`
-(at least one build), so the lock is held about that long, or one build's time when a
+taken while the time spent plus the longest build so far stays within the write budget
+(`AXIOM_WRITE_BUDGET_MS`, default `WRITE_BUDGET_S`; at least one build), so the lock is held about that long, or one build's time when a
 build takes longer. Connecting, committing and the checkpoint on close are paid once per
 transaction, not once per session: they were half the pipeline's time with one build per
 transaction. Readers in the processes that serve pages read a snapshot meanwhile
@@ -31,6 +31,7 @@ from axiom.pipeline.process import (
     pending_ingest,
     write_build,
 )
+from axiom.settings import Settings
 from axiom.store.db import Database
 from axiom.store.projection import has_backlog, run_projectors_step, write_projecting
 
@@ -51,8 +52,12 @@ def ordered_sessions(db: Database, session_ids: Iterable[str]) -> list[str]:
         return chronological(conn, session_ids)
 
 
-def write_builds(db: Database, builds: list[AnalysedBuild]) -> list[ProcessReport]:
-    """Write `builds` in order, several per short transaction (see the module docstring)."""
+def write_builds(
+    db: Database, builds: list[AnalysedBuild], budget_s: float | None = None
+) -> list[ProcessReport]:
+    """Write `builds` in order, several per short transaction (see the module docstring);
+    `budget_s` defaults to `WRITE_BUDGET_S`."""
+    budget = WRITE_BUDGET_S if budget_s is None else budget_s
     reports: list[ProcessReport] = []
     while len(reports) < len(builds):
         first = len(reports)
@@ -63,7 +68,7 @@ def write_builds(db: Database, builds: list[AnalysedBuild]) -> list[ProcessRepor
             longest = 0.0  # the longest build of this transaction so far
             for build in builds[first:]:
                 began = time.perf_counter()
-                if done and began - started + longest > WRITE_BUDGET_S:
+                if done and began - started + longest > budget:
                     break
                 done.append(write_build(conn, build))
                 longest = max(longest, time.perf_counter() - began)
@@ -98,9 +103,10 @@ def process_many(
     session_ids: list[str],
     pipeline: Pipeline,
     on_session: Callable[[str], None] | None = None,
+    budget_s: float | None = None,
 ) -> list[ProcessReport]:
     """Run `pipeline` over `session_ids` in this order, chunk by chunk (idempotent), once
-    the projectors have caught up (`catch_up`)."""
+    the projectors have caught up (`catch_up`); `budget_s` as in `write_builds`."""
     catch_up(db)
     reports: list[ProcessReport] = []
     for i in range(0, len(session_ids), ANALYSE_CHUNK):
@@ -111,7 +117,7 @@ def process_many(
             f if isinstance(f, ProcessReport) else analyse_ingest(db, f, pipeline) for f in found
         ]
         builds = [a for a in analysed if isinstance(a, AnalysedBuild)]
-        written = iter(write_builds(db, builds))
+        written = iter(write_builds(db, builds, budget_s))
         reports += [a if isinstance(a, ProcessReport) else next(written) for a in analysed]
         if on_session:
             for sid in chunk:
@@ -131,7 +137,8 @@ def process_sessions(
     ids = ordered_sessions(db, session_ids)
     if on_start:
         on_start(len(ids))
-    return process_many(db, ids, configured_pipeline(), on_session)
+    budget_s = Settings.from_env().write_budget_ms / 1000
+    return process_many(db, ids, configured_pipeline(), on_session, budget_s)
 
 
 def summarize(reports: list[ProcessReport]) -> str:

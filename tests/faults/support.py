@@ -51,9 +51,13 @@ def write_sessions(folder: Path, n: int, messages: int = 6, filler: int = 0) -> 
     return ids
 
 
-def axiom(data_dir: Path, *args: str, **popen: Any) -> subprocess.Popen[bytes]:
-    """`python -m axiom ARGS` as a separate process on `data_dir`, no model loaded."""
+def axiom(
+    data_dir: Path, *args: str, settings: dict[str, str] | None = None, **popen: Any
+) -> subprocess.Popen[bytes]:
+    """`python -m axiom ARGS` as a separate process on `data_dir`, no model loaded, with
+    `settings` (AXIOM_* variables) on top of this process's environment."""
     env = {**os.environ, "AXIOM_DATA_DIR": str(data_dir), "AXIOM_EMBEDDER": "none"}
+    env.update(settings or {})
     env["PYTHONPATH"] = str(ROOT)
     return subprocess.Popen(
         [sys.executable, "-m", "axiom", *args],

@@ -51,7 +51,10 @@ def test_an_importer_killed_mid_pipeline_finishes_when_run_again(
     tmp_path: Path, data_dir: Path, db: Database
 ) -> None:
     ids = write_sessions(tmp_path / "src", SESSIONS, MESSAGES)
-    importer = axiom(data_dir, "import", str(tmp_path / "src"), "--quiet")
+    # One build per write transaction, so that there is a moment to kill at in between
+    # (with the default budget these small sessions are written in one transaction).
+    one_build = {"AXIOM_WRITE_BUDGET_MS": "0"}
+    importer = axiom(data_dir, "import", str(tmp_path / "src"), "--quiet", settings=one_build)
 
     # Killed once every session is stored and the pipeline is part-way through them.
     kill_when(importer, lambda: 0 < count(db, BUILDS) < SESSIONS)
