@@ -4,8 +4,8 @@
 Sessions go in chunks: each chunk is analysed first (extraction, alignment, validation:
 no lock), then its builds are written several per write transaction: another build is
 taken while the time spent plus the longest build so far stays within the write budget
-(`AXIOM_WRITE_BUDGET_MS`, default `WRITE_BUDGET_S`; at least one build), so the lock is held about that long, or one build's time when a
-build takes longer. Connecting, committing and the checkpoint on close are paid once per
+(`AXIOM_WRITE_BUDGET_MS`, default `WRITE_BUDGET_S`; at least one build), so the lock is
+held about that long, or one build's time when a build takes longer. Connecting, committing and the checkpoint on close are paid once per
 transaction, not once per session: they were half the pipeline's time with one build per
 transaction. Readers in the processes that serve pages read a snapshot meanwhile
 (`axiom.store.snapshots`); the README ("The memory pipeline") has the measurements behind
