@@ -231,6 +231,48 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat(timespec="microseconds") if value is not None else None
 
 
+def _field_problems(m: TaskMention) -> tuple[list[tuple[str, Any, str]], str | None, str | None]:
+    """The mention's status and priority as known words, and the (field, value, reason)
+    of each one that is not, after the problems the extractor already found."""
+    problems: list[tuple[str, Any, str]] = [
+        p for p in m.problems or () if isinstance(p, tuple) and len(p) == 3
+    ]
+    status = coerce_status(m.status) if isinstance(m.status, str) else None
+    if m.status is not None and status is None:
+        problems.append(("status", m.status, "unknown_status"))
+    stated = any(p[0] == "status" for p in problems)
+    if m.status is None and m.source == "todowrite" and not stated:
+        problems.append(("status", None, "missing_status"))
+    priority = coerce_priority(m.priority) if isinstance(m.priority, str) else None
+    if m.priority is not None and priority is None:
+        problems.append(("priority", m.priority, "unknown_priority"))
+    return problems, status, priority
+
+
+def _where(
+    m: TaskMention, entry_id: str, session_id: str | None, observed: datetime | None
+) -> dict[str, Any]:
+    """Where a mention was observed: on every task event it causes and on its receipt."""
+    return {
+        "entry_id": entry_id,
+        "session_id": session_id,
+        "observed_at": _iso(observed),
+        "source": m.source if isinstance(m.source, str) else None,
+    }
+
+
+@dataclass
+class _Plan:
+    """What one mention does to its task, before it becomes events."""
+
+    task_id: str
+    decided: list[Event]
+    resolved: ResolvedBlockers
+    extra: list[NewEvent]  # condition resolutions a new task causes
+    stale: bool
+    canonical: str  # the task's canonical key (the receipt's alias_key when they differ)
+
+
 def load_task_state(
     conn: duckdb.DuckDBPyConnection, task_id: str
 ) -> tuple[TaskState, dict[str, Any]] | None:
@@ -385,155 +427,170 @@ class TaskResolver:
         )
 
     def _plan(self, m: TaskMention) -> list[NewEvent]:
+        """Screen the mention (steps 1-2 of the module docstring), then plan its events."""
         entry_id = m.entry_id.strip() if isinstance(m.entry_id, str) else ""
         session_id = m.session_id if isinstance(m.session_id, str) else None
         title = m.title
         if not entry_id:
+            value = title if isinstance(title, str) else repr(title)
             mkey = mention_key(f"session:{session_id}", title)
             return [
-                self._rejection(
-                    mkey,
-                    task_id=None,
-                    entry_id=None,
-                    session_id=session_id,
-                    field="mention",
-                    value=title if isinstance(title, str) else repr(title),
-                    reason="missing_entry_id",
-                )
+                self._input_rejected(mkey, None, session_id, "mention", value, "missing_entry_id")
             ]
         mkey = mention_key(entry_id, title)
         if self.store.get_by_dedupe_key(f"{TASK_MENTIONED}:{mkey}") is not None:
             return []
         if not isinstance(title, str) or not normalize_text(title):
-            return [
-                self._rejection(
-                    mkey,
-                    task_id=None,
-                    entry_id=entry_id,
-                    session_id=session_id,
-                    field="title",
-                    value=title,
-                    reason="empty_title",
-                )
-            ]
-        title = " ".join(title.split())
+            return [self._input_rejected(mkey, entry_id, session_id, "title", title, "empty_title")]
+        return self._plan_mention(m, mkey, entry_id, session_id, " ".join(title.split()))
 
-        problems: list[tuple[str, Any, str]] = [
-            p for p in m.problems or () if isinstance(p, tuple) and len(p) == 3
-        ]
-        status = coerce_status(m.status) if isinstance(m.status, str) else None
-        if m.status is not None and status is None:
-            problems.append(("status", m.status, "unknown_status"))
-        stated = any(p[0] == "status" for p in problems)
-        if m.status is None and m.source == "todowrite" and not stated:
-            problems.append(("status", None, "missing_status"))
-        priority = coerce_priority(m.priority) if isinstance(m.priority, str) else None
-        if m.priority is not None and priority is None:
-            problems.append(("priority", m.priority, "unknown_priority"))
+    def _input_rejected(
+        self,
+        mkey: str,
+        entry_id: str | None,
+        session_id: str | None,
+        field: str,
+        value: Any,
+        reason: str,
+    ) -> NewEvent:
+        """A mention that yields no task at all (`task_id` null)."""
+        return self._rejection(
+            mkey,
+            task_id=None,
+            entry_id=entry_id,
+            session_id=session_id,
+            field=field,
+            value=value,
+            reason=reason,
+        )
 
+    def _plan_mention(
+        self, m: TaskMention, mkey: str, entry_id: str, session_id: str | None, title: str
+    ) -> list[NewEvent]:
+        """Steps 3-6: match, decide, and the events in the order they are appended."""
+        problems, status, priority = _field_problems(m)
         observed = _naive_utc(m.observed_at)
-        aligned = bool(m.evidence_aligned)
         key = task_key(self.project, title)
         match = self.matcher.match(title, now=observed)
         target = match.identity or match.strict
-        where = {
-            "entry_id": entry_id,
-            "session_id": session_id,
-            "observed_at": _iso(observed),
-            "source": m.source if isinstance(m.source, str) else None,
-        }
-
-        if target is None and m.update_only:
-            # "X is done" about no known task: record it, create nothing.
+        if target is None and m.update_only:  # "X is done" about no known task
             return [
-                self._rejection(
-                    mkey,
-                    task_id=None,
-                    entry_id=entry_id,
-                    session_id=session_id,
-                    field="mention",
-                    value=title,
-                    reason=REASON_NO_TASK_TO_UPDATE,
+                self._input_rejected(
+                    mkey, entry_id, session_id, "mention", title, REASON_NO_TASK_TO_UPDATE
                 )
             ]
+        plan = (
+            self._plan_new(m, title, key, status, priority, entry_id, session_id, observed)
+            if target is None
+            else self._plan_existing(m, target.task_id, status, priority, entry_id, session_id, observed)
+        )  # fmt: skip
+        where = _where(m, entry_id, session_id, observed)
+        task_id = plan.task_id
         if target is None:
-            task_id = entity_id_for(key)
-            resolved = self._blockers(m, task_id, entry_id, session_id, observed)
-            decided = decide_create(
-                task_id, title, key, self.project, status, priority, resolved.refs,
-                evidence_aligned=aligned,
-            )  # fmt: skip
-            created = decided[0][1]
-            created.update(where, evidence_aligned=aligned)
+            plan.decided[0][1].update(where, evidence_aligned=bool(m.evidence_aligned))
             if status == DONE:
-                created["requested_status"] = DONE
-            extra = self._auto_resolution(task_id, title, entry_id, session_id)
-            stale = False
-            canonical = key
-        else:
-            task_id = target.task_id
-            loaded = load_task_state(self.conn, task_id)
-            if loaded is None:  # projection out of step with the alias table
-                raise LookupError(f"task {task_id} is matched but has no projected state")
-            state, data = loaded
-            canonical = state.canonical_key
-            last = _naive_utc(data.get("last_status_observed_at"))
-            stale = observed is not None and last is not None and observed < last
-            needs_blockers = bool(m.blocked_by) or status == BLOCKED
-            resolved = (
-                self._blockers(m, task_id, entry_id, session_id, observed)
-                if needs_blockers
-                else ResolvedBlockers()
-            )
-            decided = self._decide_existing(
-                state, status, priority, resolved, aligned, stale, entry_id, observed, last, m
-            )
-            extra = []
-
-        task_events: list[NewEvent] = []
-        for event_type, payload in decided:
-            if event_type != TASK_CREATED:
-                payload.update(where)
-                dedupe = f"{event_type}:{task_id}:{mkey}:{digest(payload)}"
-            else:
-                dedupe = f"{TASK_CREATED}:{task_id}"
-            task_events.append(self._new(event_type, payload, dedupe, session_id))
-
-        declarations = self._declarations(decided, resolved, task_id, entry_id, session_id)
-        for text_problem in resolved.problems:
-            problems.append(("blocked_by", text_problem.text, text_problem.reason))
+                plan.decided[0][1]["requested_status"] = DONE
+        task_events = [
+            self._task_event(event_type, payload, task_id, mkey, where, session_id)
+            for event_type, payload in plan.decided
+        ]
+        declarations = self._declarations(
+            plan.decided, plan.resolved, task_id, entry_id, session_id
+        )
+        problems += [("blocked_by", p.text, p.reason) for p in plan.resolved.problems]
         rejections = [
             self._rejection(
-                mkey,
-                task_id=task_id,
-                entry_id=entry_id,
-                session_id=session_id,
-                field=f,
-                value=v,
-                reason=r,
+                mkey, task_id=task_id, entry_id=entry_id, session_id=session_id,
+                field=f, value=v, reason=r,
             )
             for f, v, r in problems
-        ]
+        ]  # fmt: skip
         receipt = self._new(
             TASK_MENTIONED,
             {
                 "task_id": task_id,
                 "title": title,
-                "alias_key": key if key != canonical else None,
+                "alias_key": key if key != plan.canonical else None,
                 "match": self._match_json(match, target),
                 "candidates": candidates_json(
                     [c for c in match.candidates if c.task_id != task_id][:3]
                 ),
                 "status": status,
                 "priority": priority,
-                "evidence_aligned": aligned,
-                "stale": stale,
+                "evidence_aligned": bool(m.evidence_aligned),
+                "stale": plan.stale,
                 **where,
             },
             f"{TASK_MENTIONED}:{mkey}",
             session_id,
         )
-        return [*declarations, *task_events, *extra, *rejections, receipt]
+        return [*declarations, *task_events, *plan.extra, *rejections, receipt]
+
+    def _plan_new(
+        self,
+        m: TaskMention,
+        title: str,
+        key: str,
+        status: str | None,
+        priority: str | None,
+        entry_id: str,
+        session_id: str | None,
+        observed: datetime | None,
+    ) -> _Plan:
+        """A mention that matches no task creates one (`decide_create`)."""
+        task_id = entity_id_for(key)
+        resolved = self._blockers(m, task_id, entry_id, session_id, observed)
+        decided = decide_create(
+            task_id, title, key, self.project, status, priority, resolved.refs,
+            evidence_aligned=bool(m.evidence_aligned),
+        )  # fmt: skip
+        extra = self._auto_resolution(task_id, title, entry_id, session_id)
+        return _Plan(task_id, decided, resolved, extra, stale=False, canonical=key)
+
+    def _plan_existing(
+        self,
+        m: TaskMention,
+        task_id: str,
+        status: str | None,
+        priority: str | None,
+        entry_id: str,
+        session_id: str | None,
+        observed: datetime | None,
+    ) -> _Plan:
+        """A mention of a known task moves it on, unless it is older than what moved it last."""
+        loaded = load_task_state(self.conn, task_id)
+        if loaded is None:  # projection out of step with the alias table
+            raise LookupError(f"task {task_id} is matched but has no projected state")
+        state, data = loaded
+        last = _naive_utc(data.get("last_status_observed_at"))
+        stale = observed is not None and last is not None and observed < last
+        needs_blockers = bool(m.blocked_by) or status == BLOCKED
+        resolved = (
+            self._blockers(m, task_id, entry_id, session_id, observed)
+            if needs_blockers
+            else ResolvedBlockers()
+        )
+        decided = self._decide_existing(
+            state, status, priority, resolved, bool(m.evidence_aligned), stale, entry_id,
+            observed, last, m,
+        )  # fmt: skip
+        return _Plan(task_id, decided, resolved, [], stale=stale, canonical=state.canonical_key)
+
+    def _task_event(
+        self,
+        event_type: str,
+        payload: dict[str, Any],
+        task_id: str,
+        mkey: str,
+        where: dict[str, Any],
+        session_id: str | None,
+    ) -> NewEvent:
+        """A decided event; every one but `task_created` says where it was observed."""
+        if event_type == TASK_CREATED:
+            return self._new(event_type, payload, f"{TASK_CREATED}:{task_id}", session_id)
+        payload.update(where)
+        dedupe = f"{event_type}:{task_id}:{mkey}:{digest(payload)}"
+        return self._new(event_type, payload, dedupe, session_id)
 
     def _blockers(
         self,
