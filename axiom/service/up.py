@@ -227,28 +227,12 @@ def run(port: int, sample: bool = True, concurrency: int = 1, out: TextIO = sys.
     data_dir = config.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
     check_port_free(port)
-    db = Database(config.duckdb_path)
-    applied = migrate(db)
-    say(f"data: {data_dir} ({len(applied)} migration(s) applied)")
-    for finished in finish_pending(db, config):
-        say(f"forget {finished.redaction_id}: finished what an interrupted run left")
-    drained = drain(db, data_dir)
-    if drained.payloads:
-        say(drained.summary())
-
-    broker: Broker | None = None
-    broker_url = Settings.from_env().broker_url
-    if not broker_url:
-        try:
-            broker = start_broker(data_dir / "broker")
-        except BrokerUnavailable as exc:
-            say(f"error: {exc}")
-            return 1
-        broker_url = broker.url
-        say(f"broker: {broker.kind} (pid {broker.process.pid}) at {broker.url}")
-    else:
-        say(f"broker: {broker_url} (from AXIOM_BROKER_URL)")
-
+    db = prepare_store(config, say)
+    try:
+        broker, broker_url = start_or_use_broker(data_dir, say)
+    except BrokerUnavailable as exc:
+        say(f"error: {exc}")
+        return 1
     env = child_env(data_dir, broker_url)
     children = plan(data_dir, port, concurrency)
     # Explicit handlers: a shell that starts us in the background leaves SIGINT ignored.
@@ -259,26 +243,11 @@ def run(port: int, sample: bool = True, concurrency: int = 1, out: TextIO = sys.
             assert child.process is not None
             say(f"started {child.name} (pid {child.process.pid}), log: {child.log_path}")
         if sample:
-            send_sample(env, data_dir / "logs" / "launcher.log")
-            sample_ids = sample_session_ids()
-            if wait_until(lambda: sessions_present(db, sample_ids), children, 60):
-                say(f"sample: imported {SAMPLES.relative_to(ROOT)} through the queue")
-            else:
-                say("warning: the sample session has not appeared after 60 s; see the worker logs")
-        status = wait_until(lambda: web_status(port), children, 60)
-        if status is None:
-            say(f"error: the web did not answer within 60 s; see {data_dir / 'logs' / 'web.log'}")
+            import_sample(db, env, data_dir, children, say)
+        if not web_answers(port, data_dir, children, say):
             return 1
-        if status >= 500:
-            say(f"warning: / answered HTTP {status}; see {data_dir / 'logs' / 'web.log'}")
         say(f"Axiom is running at http://{HOST}:{port}/  (Ctrl-C to stop)")
-        while True:
-            dead = first_dead(children)
-            if dead is not None:
-                raise ChildDied(dead)
-            if broker is not None and broker.process.poll() is not None:
-                restart_broker(broker, say)
-            time.sleep(0.5)
+        watch(children, broker, say)
     except ChildDied as died:
         child = died.child
         say(f"error: {child.name} exited with code {child.exit_code}; end of {child.log_path}:")
@@ -300,6 +269,73 @@ def run(port: int, sample: bool = True, concurrency: int = 1, out: TextIO = sys.
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         say("stopped")
+    return 0  # not reached: `watch` returns only by raising
+
+
+def prepare_store(config: AxiomConfig, say: Callable[[str], None]) -> Database:
+    """Migrate the store, finish what an interrupted `forget` left, and take in the hook
+    payloads spooled while nothing was running."""
+    db = Database(config.duckdb_path)
+    applied = migrate(db)
+    say(f"data: {config.data_dir} ({len(applied)} migration(s) applied)")
+    for finished in finish_pending(db, config):
+        say(f"forget {finished.redaction_id}: finished what an interrupted run left")
+    drained = drain(db, config.data_dir)
+    if drained.payloads:
+        say(drained.summary())
+    return db
+
+
+def start_or_use_broker(data_dir: Path, say: Callable[[str], None]) -> tuple[Broker | None, str]:
+    """The broker named by AXIOM_BROKER_URL, else an embedded one started here (returned,
+    so it is stopped with the rest)."""
+    broker_url = Settings.from_env().broker_url
+    if broker_url:
+        say(f"broker: {broker_url} (from AXIOM_BROKER_URL)")
+        return None, broker_url
+    broker = start_broker(data_dir / "broker")
+    say(f"broker: {broker.kind} (pid {broker.process.pid}) at {broker.url}")
+    return broker, broker.url
+
+
+def import_sample(
+    db: Database,
+    env: dict[str, str],
+    data_dir: Path,
+    children: list[Child],
+    say: Callable[[str], None],
+) -> None:
+    """Send the sample session through the queue and wait for it to land."""
+    send_sample(env, data_dir / "logs" / "launcher.log")
+    sample_ids = sample_session_ids()
+    if wait_until(lambda: sessions_present(db, sample_ids), children, 60):
+        say(f"sample: imported {SAMPLES.relative_to(ROOT)} through the queue")
+    else:
+        say("warning: the sample session has not appeared after 60 s; see the worker logs")
+
+
+def web_answers(
+    port: int, data_dir: Path, children: list[Child], say: Callable[[str], None]
+) -> bool:
+    """Whether the web answered within 60 s (a 5xx answer is a warning, not a failure)."""
+    status = wait_until(lambda: web_status(port), children, 60)
+    if status is None:
+        say(f"error: the web did not answer within 60 s; see {data_dir / 'logs' / 'web.log'}")
+        return False
+    if status >= 500:
+        say(f"warning: / answered HTTP {status}; see {data_dir / 'logs' / 'web.log'}")
+    return True
+
+
+def watch(children: list[Child], broker: Broker | None, say: Callable[[str], None]) -> None:
+    """Until stopped: a child that exits ends the run (`ChildDied`); the broker is restarted."""
+    while True:
+        dead = first_dead(children)
+        if dead is not None:
+            raise ChildDied(dead)
+        if broker is not None and broker.process.poll() is not None:
+            restart_broker(broker, say)
+        time.sleep(0.5)
 
 
 def restart_broker(broker: Broker, say: Callable[[str], None]) -> None:

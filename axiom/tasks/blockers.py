@@ -136,6 +136,28 @@ def _artifact_ref(key: str, text: str) -> tuple[str, str]:
     return kind, text.strip()
 
 
+def _artifact(
+    key: str, text: str, where: dict[str, Any], session_id: str | None
+) -> tuple[BlockerRef, NewEvent]:
+    """The artifact a blocker text names (a ticket key, an issue, a URL) and its declaration."""
+    aid = entity_id_for(key)
+    kind, ref = _artifact_ref(key, text)
+    decl = NewEvent(
+        ARTIFACT_DECLARED,
+        {
+            "artifact_id": aid,
+            "canonical_key": key,
+            "artifact_kind": kind,
+            "ref": ref,
+            "raw_text": text,
+            **where,
+        },
+        dedupe_key=f"{ARTIFACT_DECLARED}:{aid}",
+        session_id=session_id,
+    )
+    return BlockerRef(aid, "artifact", raw_text=text), decl
+
+
 class BlockerResolver:
     """Plans blocker refs for one project (see the module docstring)."""
 
@@ -179,71 +201,66 @@ class BlockerResolver:
             text = raw.strip() if isinstance(raw, str) else ""
             if not text:
                 out.problems.append(BlockerProblem(str(raw), "unrecognised_blocker"))
-                continue
-            keys = artifact_keys_in(text)
-            if keys:
+            elif keys := artifact_keys_in(text):
                 for key in keys:
-                    aid = entity_id_for(key)
-                    kind, ref = _artifact_ref(key, text)
-                    decl = NewEvent(
-                        ARTIFACT_DECLARED,
-                        {
-                            "artifact_id": aid,
-                            "canonical_key": key,
-                            "artifact_kind": kind,
-                            "ref": ref,
-                            "raw_text": text,
-                            **where,
-                        },
-                        dedupe_key=f"{ARTIFACT_DECLARED}:{aid}",
-                        session_id=session_id,
-                    )
-                    out.add(BlockerRef(aid, "artifact", raw_text=text), decl)
-                continue
-            explicit = _TASK_ID.search(text)
-            if explicit:
-                tid = explicit.group(1)
-                if tid == task_id:
-                    out.problems.append(BlockerProblem(text, "self_reference"))
-                    continue
-                if self._task_exists(tid):
-                    out.add(BlockerRef(tid, "task", raw_text=text))
-                    continue
-                out.problems.append(BlockerProblem(text, "unknown_task_id"))
-            # `text` is stripped and holds no strong id: what blocker_match_text(text) gives
-            cleaned = clean_condition_text(text)
-            title = _match_title(cleaned)
-            if title is None:  # nothing left after the connective
-                out.problems.append(BlockerProblem(text, "unrecognised_blocker"))
-                continue
-            if task_id and self._names_task(title, task_id):
-                out.problems.append(BlockerProblem(text, "self_reference"))
-                continue
-            exclude = (task_id,) if task_id else ()
-            match = self.matcher.match(title, exclude=exclude, now=now)
-            if match.strict is not None and not explicit:
-                out.add(BlockerRef(match.strict.task_id, "task", raw_text=text))
-                continue
-            key = condition_key(self.project, title)  # = condition_key_for_text(.., text)
-            cid = entity_id_for(key)
-            decl = NewEvent(
-                CONDITION_DECLARED,
-                {
-                    "condition_id": cid,
-                    "canonical_key": key,
-                    "text": cleaned,
-                    "raw_text": text,
-                    "project": self.project,
-                    "auto_placeholder": False,
-                    "for_task": None,
-                    "candidates": candidates_json(match.candidates[:3]),
-                    **where,
-                },
-                dedupe_key=f"{CONDITION_DECLARED}:{cid}",
-                session_id=session_id,
-            )
-            out.add(BlockerRef(cid, "condition", raw_text=text), decl)
+                    out.add(*_artifact(key, text, where, session_id))
+            else:
+                self._resolve_text(text, out, task_id, where, session_id, now)
         return out
+
+    def _resolve_text(
+        self,
+        text: str,
+        out: ResolvedBlockers,
+        task_id: str | None,
+        where: dict[str, Any],
+        session_id: str | None,
+        now: datetime | None,
+    ) -> None:
+        """A blocker text naming no artifact: a task by id or title, else a condition."""
+        explicit = _TASK_ID.search(text)
+        if explicit:
+            tid = explicit.group(1)
+            if tid == task_id:
+                out.problems.append(BlockerProblem(text, "self_reference"))
+                return
+            if self._task_exists(tid):
+                out.add(BlockerRef(tid, "task", raw_text=text))
+                return
+            out.problems.append(BlockerProblem(text, "unknown_task_id"))
+        # `text` is stripped and holds no strong id: what blocker_match_text(text) gives
+        cleaned = clean_condition_text(text)
+        title = _match_title(cleaned)
+        if title is None:  # nothing left after the connective
+            out.problems.append(BlockerProblem(text, "unrecognised_blocker"))
+            return
+        if task_id and self._names_task(title, task_id):
+            out.problems.append(BlockerProblem(text, "self_reference"))
+            return
+        exclude = (task_id,) if task_id else ()
+        match = self.matcher.match(title, exclude=exclude, now=now)
+        if match.strict is not None and not explicit:
+            out.add(BlockerRef(match.strict.task_id, "task", raw_text=text))
+            return
+        key = condition_key(self.project, title)  # = condition_key_for_text(.., text)
+        cid = entity_id_for(key)
+        decl = NewEvent(
+            CONDITION_DECLARED,
+            {
+                "condition_id": cid,
+                "canonical_key": key,
+                "text": cleaned,
+                "raw_text": text,
+                "project": self.project,
+                "auto_placeholder": False,
+                "for_task": None,
+                "candidates": candidates_json(match.candidates[:3]),
+                **where,
+            },
+            dedupe_key=f"{CONDITION_DECLARED}:{cid}",
+            session_id=session_id,
+        )
+        out.add(BlockerRef(cid, "condition", raw_text=text), decl)
 
     def placeholder_declaration(
         self, ref: BlockerRef, task_id: str, *, entry_id: str | None, session_id: str | None
