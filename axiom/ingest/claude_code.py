@@ -222,31 +222,50 @@ def _loose_title(
 def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
     raw = path.read_bytes() if data is None else data
     result = ParsedFile()
-    lines_by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    summaries: dict[str, str] = {}
-    loose_summaries: list[tuple[str, object]] = []  # (summary, leafUuid) in file order
+    lines = _read_lines(path, raw, result.issues)
+    if not lines.by_session:
+        result.issues.append(InputIssue(str(path), None, "no user or assistant messages found"))
+    for group_id, objs in lines.by_session.items():
+        transcript = _transcript(path, group_id, objs, lines, result.issues)
+        if transcript is not None:
+            result.transcripts.append(transcript)
+    return result
+
+
+@dataclass
+class _Lines:
+    """A file's message lines grouped by session, and the summaries that may title them."""
+
+    by_session: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    summaries: dict[str, str] = field(default_factory=dict)
+    loose_summaries: list[tuple[str, object]] = field(default_factory=list)  # (summary, leafUuid)
+
+
+def _read_lines(path: Path, raw: bytes, issues: list[InputIssue]) -> _Lines:
+    """Each JSONL line that parses, by session; every line that does not is an issue."""
+    lines = _Lines()
     for line_no, raw_line in enumerate(raw.splitlines(), start=1):
         if not raw_line.strip():
             continue
-        text = _decode(raw_line, path, line_no, result.issues)
+        text = _decode(raw_line, path, line_no, issues)
         notes: list[str] = []
         try:
             obj = load_json(text, notes)
         except UnusableJSON as exc:
-            result.issues.append(InputIssue(str(path), line_no, str(exc)))
+            issues.append(InputIssue(str(path), line_no, str(exc)))
             continue
-        result.issues += [InputIssue(str(path), line_no, n) for n in dict.fromkeys(notes)]
+        issues += [InputIssue(str(path), line_no, n) for n in dict.fromkeys(notes)]
         if not isinstance(obj, dict):
-            result.issues.append(InputIssue(str(path), line_no, "line is not a JSON object"))
+            issues.append(InputIssue(str(path), line_no, "line is not a JSON object"))
             continue
         kind = obj.get("type")
         if kind == "summary":
             if obj.get("summary"):
                 sid = obj.get("sessionId")
                 if isinstance(sid, str) and sid:
-                    summaries[sid] = str(obj["summary"])
+                    lines.summaries[sid] = str(obj["summary"])
                 else:
-                    loose_summaries.append((str(obj["summary"]), obj.get("leafUuid")))
+                    lines.loose_summaries.append((str(obj["summary"]), obj.get("leafUuid")))
             continue
         if kind not in MESSAGE_TYPES:
             continue
@@ -254,48 +273,52 @@ def parse_claude_code(path: Path, data: bytes | None = None) -> ParsedFile:
         sid = obj.get("sessionId")
         if sid is not None and not isinstance(sid, str):
             reason = f"'sessionId' is a {type(sid).__name__}, not a string; used the file name"
-            result.issues.append(InputIssue(str(path), line_no, reason))
+            issues.append(InputIssue(str(path), line_no, reason))
             sid = None
-        lines_by_session[sid or path.stem].append(obj)
+        lines.by_session[sid or path.stem].append(obj)
+    return lines
 
-    if not lines_by_session:
-        result.issues.append(InputIssue(str(path), None, "no user or assistant messages found"))
-    for group_id, objs in lines_by_session.items():
-        session_id = group_id
-        meta: dict[str, Any] = {"path": str(path)}
-        if is_sidechain_file(path, group_id, objs):
-            session_id = sidechain_session_id(group_id, path)
-            agent = next((o["agentId"] for o in objs if isinstance(o.get("agentId"), str)), None)
-            meta["parent_session_id"] = group_id
-            meta["agent_id"] = agent or path.stem.removeprefix("agent-")
-        messages: list[Message] = []
-        for obj in objs:
-            notes = []
-            try:
-                messages.append(_message_from_line(obj, len(messages), notes))
-            except (ValueError, KeyError, TypeError) as exc:
-                notes.append(str(exc))
-            result.issues += [InputIssue(str(path), obj["_line"], n) for n in dict.fromkeys(notes)]
-        if not messages:
-            continue
-        title = summaries.get(group_id) or _loose_title(
-            loose_summaries,
-            {o["uuid"] for o in objs if isinstance(o.get("uuid"), str)},
-            len(lines_by_session),
-        )
-        if title is None:
-            first_user = next((m.text for m in messages if m.role == "user" and m.text), "")
-            title = first_line(first_user)  # cut after the privacy filter, not here
-        cwd = next((m.meta.get("cwd") for m in messages if m.meta.get("cwd")), None)
-        result.transcripts.append(
-            Transcript(
-                session_id=session_id,
-                project=project_from_path(path),
-                source="claude_code",
-                messages=tuple(messages),
-                started_at=messages[0].timestamp,
-                title=title,
-                meta={**meta, "cwd": cwd},
-            )
-        )
-    return result
+
+def _transcript(
+    path: Path,
+    group_id: str,
+    objs: list[dict[str, Any]],
+    lines: _Lines,
+    issues: list[InputIssue],
+) -> Transcript | None:
+    """One session's transcript (None when none of its lines is a usable message)."""
+    session_id = group_id
+    meta: dict[str, Any] = {"path": str(path)}
+    if is_sidechain_file(path, group_id, objs):
+        session_id = sidechain_session_id(group_id, path)
+        agent = next((o["agentId"] for o in objs if isinstance(o.get("agentId"), str)), None)
+        meta["parent_session_id"] = group_id
+        meta["agent_id"] = agent or path.stem.removeprefix("agent-")
+    messages: list[Message] = []
+    for obj in objs:
+        notes: list[str] = []
+        try:
+            messages.append(_message_from_line(obj, len(messages), notes))
+        except (ValueError, KeyError, TypeError) as exc:
+            notes.append(str(exc))
+        issues += [InputIssue(str(path), obj["_line"], n) for n in dict.fromkeys(notes)]
+    if not messages:
+        return None
+    title = lines.summaries.get(group_id) or _loose_title(
+        lines.loose_summaries,
+        {o["uuid"] for o in objs if isinstance(o.get("uuid"), str)},
+        len(lines.by_session),
+    )
+    if title is None:
+        first_user = next((m.text for m in messages if m.role == "user" and m.text), "")
+        title = first_line(first_user)  # cut after the privacy filter, not here
+    cwd = next((m.meta.get("cwd") for m in messages if m.meta.get("cwd")), None)
+    return Transcript(
+        session_id=session_id,
+        project=project_from_path(path),
+        source="claude_code",
+        messages=tuple(messages),
+        started_at=messages[0].timestamp,
+        title=title,
+        meta={**meta, "cwd": cwd},
+    )
