@@ -44,6 +44,7 @@ is skipped; the rest is kept. Invalid JSON, invalid UTF-8 and empty files are ha
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -166,66 +167,85 @@ def _conversation(
             )
         )
         return []
-    speakers = {speaker_a: "user", speaker_b: "assistant"}
-    raw_id = obj.get("sample_id")
-    if isinstance(raw_id, str) and raw_id.strip():
-        sample_id = raw_id.strip()
-    elif item is not None:
-        sample_id = f"{path.stem}-{item}"
-    else:
-        sample_id = f"conv-{path.stem}" if path.stem.isdigit() else path.stem
-
+    found = _Found(path, prefix, speaker_a, speaker_b, _sample_id(path, obj, item))
     sessions = sorted((int(m.group(1)), key) for key in conv if (m := SESSION_KEY.match(key)))
     transcripts: list[Transcript] = []
     for number, key in sessions:
-        turns = conv[key]
-        if not isinstance(turns, list):
-            issues.append(InputIssue(str(path), None, f"{prefix}{key}: not a list of turns"))
-            continue
-        raw_date = conv.get(f"{key}_date_time")
-        date = raw_date if isinstance(raw_date, str) and raw_date.strip() else None
-        parsed_date = parse_session_date(date) if date else None
-        if date and parsed_date is None:
-            issues.append(
-                InputIssue(str(path), None, f"{prefix}{key}_date_time: unrecognised date {date!r}")
-            )
-        messages: list[Message] = []
-        for i, turn in enumerate(turns):
-            try:
-                message, problem = _message(
-                    turn, len(messages), f"{prefix}{key}[{i}]", speakers, date
-                )
-            except ValueError as exc:
-                issues.append(InputIssue(str(path), None, str(exc)))
-                continue
-            if problem:
-                issues.append(InputIssue(str(path), None, problem))
-            messages.append(message)
-        if not messages:
-            issues.append(InputIssue(str(path), None, f"{prefix}{key}: no usable turns"))
-            continue
-        day = _day(parsed_date, date)
-        transcripts.append(
-            Transcript(
-                session_id=f"{sample_id}-{key}",
-                project=PROJECT,
-                source="locomo",
-                messages=tuple(messages),
-                started_at=parsed_date.isoformat() if parsed_date else None,
-                title=f"{speaker_a} & {speaker_b}" + (f" — {day}" if day else ""),
-                meta={
-                    "path": str(path),
-                    "sample_id": sample_id,
-                    "session": number,
-                    "session_date": date,
-                    "speaker_a": speaker_a,
-                    "speaker_b": speaker_b,
-                },
-            )
-        )
+        transcript = _session(found, conv, number, key, issues)
+        if transcript is not None:
+            transcripts.append(transcript)
     if not sessions:
         issues.append(InputIssue(str(path), None, f"{at or '$'}: no session_N lists"))
     return transcripts
+
+
+@dataclass(frozen=True)
+class _Found:
+    """Where a conversation was found in the file, and who speaks in it."""
+
+    path: Path
+    prefix: str  # the JSON path of the conversation, for issues
+    speaker_a: str
+    speaker_b: str
+    sample_id: str
+
+
+def _sample_id(path: Path, obj: dict[str, Any], item: int | None) -> str:
+    raw_id = obj.get("sample_id")
+    if isinstance(raw_id, str) and raw_id.strip():
+        return raw_id.strip()
+    if item is not None:
+        return f"{path.stem}-{item}"
+    return f"conv-{path.stem}" if path.stem.isdigit() else path.stem
+
+
+def _session(
+    found: _Found, conv: dict[str, Any], number: int, key: str, issues: list[InputIssue]
+) -> Transcript | None:
+    """Session `key` of the conversation (None, with an issue, when it has no usable turn)."""
+    path, prefix = found.path, found.prefix
+    turns = conv[key]
+    if not isinstance(turns, list):
+        issues.append(InputIssue(str(path), None, f"{prefix}{key}: not a list of turns"))
+        return None
+    raw_date = conv.get(f"{key}_date_time")
+    date = raw_date if isinstance(raw_date, str) and raw_date.strip() else None
+    parsed_date = parse_session_date(date) if date else None
+    if date and parsed_date is None:
+        issues.append(
+            InputIssue(str(path), None, f"{prefix}{key}_date_time: unrecognised date {date!r}")
+        )
+    speakers = {found.speaker_a: "user", found.speaker_b: "assistant"}
+    messages: list[Message] = []
+    for i, turn in enumerate(turns):
+        try:
+            message, problem = _message(turn, len(messages), f"{prefix}{key}[{i}]", speakers, date)
+        except ValueError as exc:
+            issues.append(InputIssue(str(path), None, str(exc)))
+            continue
+        if problem:
+            issues.append(InputIssue(str(path), None, problem))
+        messages.append(message)
+    if not messages:
+        issues.append(InputIssue(str(path), None, f"{prefix}{key}: no usable turns"))
+        return None
+    day = _day(parsed_date, date)
+    return Transcript(
+        session_id=f"{found.sample_id}-{key}",
+        project=PROJECT,
+        source="locomo",
+        messages=tuple(messages),
+        started_at=parsed_date.isoformat() if parsed_date else None,
+        title=f"{found.speaker_a} & {found.speaker_b}" + (f" — {day}" if day else ""),
+        meta={
+            "path": str(path),
+            "sample_id": found.sample_id,
+            "session": number,
+            "session_date": date,
+            "speaker_a": found.speaker_a,
+            "speaker_b": found.speaker_b,
+        },
+    )
 
 
 def parse_locomo(path: Path, data: bytes | None = None) -> ParsedFile:
