@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
@@ -16,7 +17,7 @@ from axiom.agent.handoff import EVENTS, LOCAL_OPENER, service_url
 from axiom.agent.hook import run_hook
 from axiom.hooks import install as installer
 from axiom.ingest.locations import claude_projects_dir, find_transcripts, parse_since
-from axiom.mcp.server import client_config, serve
+from axiom.mcp.client_config import client_config, server_argv
 from axiom.settings import Settings
 from axiom.store.db import Database
 
@@ -124,8 +125,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if args.action == "config":
         print(json.dumps(client_config(Settings.from_env().data_dir), indent=2))
         return 0
-    serve()
-    return 0
+    # A fresh interpreter with the server's imports: every other command starts without
+    # the MCP SDK. `execv` keeps this process's stdin/stdout, which the client talks over.
+    argv = server_argv()
+    os.execv(argv[0], argv)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

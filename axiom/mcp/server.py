@@ -1,4 +1,4 @@
-"""`python -m axiom mcp`: Axiom's memory as MCP tools on stdio, over the same store as the web.
+"""`python -m axiom mcp` (which runs `python -m axiom.mcp`): Axiom's memory as MCP tools on stdio, over the same store as the web.
 
 Four tools, cheapest first (progressive disclosure, `axiom.retrieval.disclosure`):
 
@@ -9,13 +9,11 @@ Four tools, cheapest first (progressive disclosure, `axiom.retrieval.disclosure`
 * `mem-cite` — a `mem:` citation opened: the exact span with the text around it.
 
 The search service (LanceDB table + embedder) is opened on the first search and kept.
-`python -m axiom mcp config` prints the client configuration (command, args, env).
+`python -m axiom mcp config` prints the client configuration (`axiom.mcp.client_config`).
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -23,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 
 from axiom.config import AxiomConfig
 from axiom.evidence.citations import get_citation
+from axiom.mcp.client_config import SERVER_NAME
 from axiom.retrieval.confidence import relevance
 from axiom.retrieval.disclosure import details, index_item, parse_hit_id, timeline
 from axiom.retrieval.query import MAX_K, MODES
@@ -30,27 +29,12 @@ from axiom.retrieval.search import SearchService
 from axiom.store import snapshots
 from axiom.store.migrate import open_database
 
-SERVER_NAME = "axiom"
-
 
 class ToolError(SDKToolError, ValueError):
     """Bad arguments or an unknown id: the agent gets the message as the tool's error.
 
     It must be the SDK's `ToolError`: any other exception counts as a crash, the client
     sees only "Error executing tool …" and the server logs a traceback."""
-
-
-def client_config(data_dir: Path, python: str = sys.executable) -> dict[str, Any]:
-    """The `mcpServers` entry for Claude Code / Claude Desktop and other MCP clients."""
-    return {
-        "mcpServers": {
-            SERVER_NAME: {
-                "command": python,
-                "args": ["-m", "axiom", "mcp"],
-                "env": {"AXIOM_DATA_DIR": str(data_dir)},
-            }
-        }
-    }
 
 
 class MemoryTools:
