@@ -126,6 +126,7 @@ from axiom.retrieval.candidates import (
     elapsed_ms,
     lexical_views,
 )
+from axiom.retrieval.cue_blend import blend_cues, blends
 from axiom.retrieval.embedding import EmbedderFactory, QueryEmbedder
 from axiom.retrieval.fusion import FusedHit, fuse
 from axiom.retrieval.lists import candidate_kinds, lift_cited_turns
@@ -274,7 +275,7 @@ class SearchService:
             facts = self.rank_facts.current(self.db.generation())
             read = CachedRead(self.reads, self.db, connect, facts)
             hits, stale = self._rank(
-                read, fused, found, (text, set(query_terms)), (k, kinds), view_names, now
+                read, fused, found, (text, set(query_terms)), (k, kinds), (view_names, fusion), now
             )
         timings["rerank"] = elapsed_ms(t0)
         unindexed = self.backlog.count()
@@ -334,13 +335,14 @@ class SearchService:
         found: _Candidates,
         query: tuple[str, set[str]],
         wanted: tuple[int, tuple[str, ...]],
-        view_names: Sequence[str],
+        fused_by: tuple[Sequence[str], str],
         now: datetime,
     ) -> tuple[list[SearchHit], int]:
         """Steps 3-5 over one DuckDB read (or the cache): rerank (with the question's cues:
         who it names, whether it asks when, what a list question's entries cite), match
         and tier, citations; and the number of stale candidates dropped. `query` is the
-        text and its analyzed terms, `wanted` the number of hits and their kinds."""
+        text and its analyzed terms, `wanted` the number of hits and their kinds, `fused_by`
+        the views and the fusion (the hybrid z-score ranking ends with the cue blend)."""
         if not fused:
             return [], 0
         facts = read.facts([found.docs[str(h.id)] for h in fused])
@@ -353,6 +355,9 @@ class SearchService:
         scored = lift_cited_turns(scored, read.details, text, kinds)
         if not scored:
             return [], stale
+        view_names, fusion = fused_by
+        if blends(view_names, fusion):
+            blend_cues(scored, view_names)
         read.details(detail_pool(scored, query_terms, found.embedder_name, k))
         top = finish(scored, query_terms, found.embedder_name, self.analyzer, k, view_names)
         read.citations(top)
