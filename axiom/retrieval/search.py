@@ -52,6 +52,13 @@ One query runs through five steps; every hit carries the numbers of each (its *b
      as evidence (a message-only search draws entries into its candidates for this and
      drops them after); 0 otherwise.
 
+   * cue blend (`axiom.retrieval.cue_blend`), the hybrid z-score ranking only: the
+     factors above are replaced by one linear score, 0.5 x each own-text view's z +
+     1.5 x each context view's z + 10 for a named person's candidate + 2 for a turn that
+     says when (a *when* question) + 16 x the citing entry's score (a list question),
+     min-max scaled over the pool, x stage weight x status penalty x recency. `fts`,
+     `vector` and RRF rank by the factors above.
+
    Stage and status are DuckDB's `entries` as of the search (the copy in LanceDB would
    be stale after a promotion): on an unchanged store from the in-memory `RankFacts` of
    the current generation (`axiom.retrieval.rank_facts`), else read at query time; a
@@ -86,9 +93,9 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    `python -m axiom cite ID` and `GET /api/v1/citations/{id}`.
 
 Latency: bench/bench_search.py, figures in the README ("Measured: speed"). Quality (`python -m
-axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.73,
-MRR 0.60 (0.69/0.54 without the subject and time cues, 0.72/0.59 without the cited lift);
-README, "Measured: retrieval quality".
+axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.75,
+MRR 0.63 with the cue blend (0.72/0.61 with the factors; 0.69/0.54 without the subject and
+time cues); README, "Measured: retrieval quality".
 
 The code, one module per step: `query` (what may be asked, errors), `candidates` (step 1,
 LanceDB), `embedding` (the query embedder and its cache), `fusion` (step 2), `scoring`
