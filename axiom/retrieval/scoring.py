@@ -121,6 +121,7 @@ class Numbers:
     subject: float = 1.0  # `axiom.retrieval.subjects`: the question names who it is about
     time: float = 1.0  # the question asks when and the candidate says when
     cited: float = 0.0  # `axiom.retrieval.lists`: added by entries citing it (list questions)
+    blended: float | None = None  # `axiom.retrieval.cue_blend`: its linear score (hybrid)
 
 
 @dataclass
@@ -274,6 +275,7 @@ def breakdown(item: Scored, view_names: Sequence[str]) -> dict[str, Any]:
         "subject_boost": n.subject,
         "time_boost": n.time,
         "cited_lift": round_or_none(n.cited),
+        "cue_blend": round_or_none(n.blended),
         "final": round_or_none(n.final),
     }
 

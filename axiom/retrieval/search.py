@@ -52,6 +52,13 @@ One query runs through five steps; every hit carries the numbers of each (its *b
      as evidence (a message-only search draws entries into its candidates for this and
      drops them after); 0 otherwise.
 
+   * cue blend (`axiom.retrieval.cue_blend`), the hybrid z-score ranking only: the
+     factors above are replaced by one linear score, 0.5 x each own-text view's z +
+     1.5 x each context view's z + 10 for a named person's candidate + 2 for a turn that
+     says when (a *when* question) + 16 x the citing entry's score (a list question),
+     min-max scaled over the pool, x stage weight x status penalty x recency. `fts`,
+     `vector` and RRF rank by the factors above.
+
    Stage and status are DuckDB's `entries` as of the search (the copy in LanceDB would
    be stale after a promotion): on an unchanged store from the in-memory `RankFacts` of
    the current generation (`axiom.retrieval.rank_facts`), else read at query time; a
@@ -86,9 +93,9 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    `python -m axiom cite ID` and `GET /api/v1/citations/{id}`.
 
 Latency: bench/bench_search.py, figures in the README ("Measured: speed"). Quality (`python -m
-axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.73,
-MRR 0.60 (0.69/0.54 without the subject and time cues, 0.72/0.59 without the cited lift);
-README, "Measured: retrieval quality".
+axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.75,
+MRR 0.63 with the cue blend (0.72/0.61 with the factors; 0.69/0.54 without the subject and
+time cues); README, "Measured: retrieval quality".
 
 The code, one module per step: `query` (what may be asked, errors), `candidates` (step 1,
 LanceDB), `embedding` (the query embedder and its cache), `fusion` (step 2), `scoring`
@@ -126,6 +133,7 @@ from axiom.retrieval.candidates import (
     elapsed_ms,
     lexical_views,
 )
+from axiom.retrieval.cue_blend import blend_cues, blends
 from axiom.retrieval.embedding import EmbedderFactory, QueryEmbedder
 from axiom.retrieval.fusion import FusedHit, fuse
 from axiom.retrieval.lists import candidate_kinds, lift_cited_turns
@@ -274,7 +282,7 @@ class SearchService:
             facts = self.rank_facts.current(self.db.generation())
             read = CachedRead(self.reads, self.db, connect, facts)
             hits, stale = self._rank(
-                read, fused, found, (text, set(query_terms)), (k, kinds), view_names, now
+                read, fused, found, (text, set(query_terms)), (k, kinds), (view_names, fusion), now
             )
         timings["rerank"] = elapsed_ms(t0)
         unindexed = self.backlog.count()
@@ -334,13 +342,14 @@ class SearchService:
         found: _Candidates,
         query: tuple[str, set[str]],
         wanted: tuple[int, tuple[str, ...]],
-        view_names: Sequence[str],
+        fused_by: tuple[Sequence[str], str],
         now: datetime,
     ) -> tuple[list[SearchHit], int]:
         """Steps 3-5 over one DuckDB read (or the cache): rerank (with the question's cues:
         who it names, whether it asks when, what a list question's entries cite), match
         and tier, citations; and the number of stale candidates dropped. `query` is the
-        text and its analyzed terms, `wanted` the number of hits and their kinds."""
+        text and its analyzed terms, `wanted` the number of hits and their kinds, `fused_by`
+        the views and the fusion (the hybrid z-score ranking ends with the cue blend)."""
         if not fused:
             return [], 0
         facts = read.facts([found.docs[str(h.id)] for h in fused])
@@ -353,6 +362,9 @@ class SearchService:
         scored = lift_cited_turns(scored, read.details, text, kinds)
         if not scored:
             return [], stale
+        view_names, fusion = fused_by
+        if blends(view_names, fusion):
+            blend_cues(scored, view_names)
         read.details(detail_pool(scored, query_terms, found.embedder_name, k))
         top = finish(scored, query_terms, found.embedder_name, self.analyzer, k, view_names)
         read.citations(top)

@@ -98,9 +98,9 @@ def test_naming_a_person_brings_their_turn_of_another_session_into_the_top(
 
 def test_a_when_question_lifts_the_turn_that_says_when(friends: SearchService) -> None:
     hits = friends.search("When did Melanie go camping with the kids?", k=4, kinds=("message",))
-    boosts = {(h.session_id, h.meta["speaker"]): h.breakdown["time_boost"] for h in hits.hits}
-    assert boosts[("s2", "Melanie")] == 1 + TIME_BOOST  # "... last weekend!"
-    assert boosts[("s1", "Melanie")] == 1.0
+    boosts = {(h.session_id, h.message_index): h.breakdown["time_boost"] for h in hits.hits}
+    assert boosts[("s2", 4)] == 1 + TIME_BOOST  # Melanie: "... last weekend!"
+    assert boosts[("s1", 5)] == 1.0  # Melanie: "We camped at the beach with the kids"
     other = friends.search("Where did Melanie go camping with the kids?", k=4, kinds=("message",))
     assert all(h.breakdown["time_boost"] == 1.0 for h in other.hits)
 
