@@ -31,6 +31,8 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import IvfFlat
 
+from axiom.vectors.lance_store import CLEANUP_OLDER_THAN
+
 DIM = 384
 BATCH = 50_000
 FIRST_INDEX_ROWS = 50_000
@@ -104,7 +106,7 @@ def build_appended(
         table.add(pa.Table.from_batches(_batches(min(step, n - start), start)))
         steps["append_s"] += time.perf_counter() - t0
         t0 = time.perf_counter()
-        table.optimize()
+        table.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)  # as the writer does
         steps["optimize_s"] += time.perf_counter() - t0
     steps["last_optimize_s"] = time.perf_counter() - t0
     return table, steps
