@@ -65,9 +65,18 @@ class HealthOut(Schema):
     warm: bool
 
 
-class PageParams(Schema):
+SESSIONS_PER_PAGE = 25
+MAX_SESSIONS_PER_PAGE = 200
+
+
+class SessionPageParams(Schema):
+    """limit/offset, like `/entries`; page/per_page still work (the older form). Mixed,
+    `limit` wins over `per_page` and `offset` over `page`."""
+
+    limit: int | None = Field(None, ge=1, le=MAX_SESSIONS_PER_PAGE)
+    offset: int | None = Field(None, ge=0, le=MAX_OFFSET)
     page: int = Field(1, ge=1, le=MAX_PAGE)
-    per_page: int = Field(25, ge=1, le=200)
+    per_page: int = Field(SESSIONS_PER_PAGE, ge=1, le=MAX_SESSIONS_PER_PAGE)
 
 
 class SessionOut(Schema):
@@ -82,8 +91,10 @@ class SessionOut(Schema):
 
 class SessionPageOut(Schema):
     items: list[SessionOut]
-    page: int
-    per_page: int
+    limit: int
+    offset: int
+    page: int  # 1 + offset // limit
+    per_page: int  # = limit
     total: int
     has_next: bool
 

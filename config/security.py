@@ -6,7 +6,9 @@
   origin — another port of 127.0.0.1 included — or whose `Sec-Fetch-Site` is `cross-site`
   or `same-site` is refused with 403 before any view runs. API writes must also be JSON
   (`Content-Type: application/json`, else 415), at most `MAX_API_BODY_BYTES` (else 413)
-  and nested at most `MAX_JSON_DEPTH` deep (else 422).
+  and nested at most `MAX_JSON_DEPTH` deep (else 422). Authentication comes before the
+  body's content: a write refused for its content type or depth that also lacks the
+  token (or our page's CSRF token) is answered 401, as the API itself would.
 - `ApiJsonErrorsMiddleware`: under `/api/`, every error is `{"detail": …}` JSON — the
   resolver's 404, a 405, a 500 — and an unhandled exception is logged with its traceback.
 """
@@ -21,6 +23,8 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+
+from api.auth import api_write_auth
 
 log = logging.getLogger("axiom.web")
 
@@ -137,7 +141,7 @@ class CrossOriginWriteGuard:
             if _is_api(request):
                 problem = api_body_problem(request)
                 if problem is not None:
-                    return problem
+                    return _unauthorized_first(request, problem)
             elif _page_body_too_large(request):
                 return HttpResponse(
                     f"Refused: the request is larger than {settings.AXIOM_IMPORT_MAX_MB} MB.",
@@ -145,6 +149,15 @@ class CrossOriginWriteGuard:
                     content_type="text/plain",
                 )
         return self.get_response(request)
+
+
+def _unauthorized_first(request: HttpRequest, problem: JsonResponse) -> JsonResponse:
+    """401 (ninja's answer) instead of a 415 / 422 about the body when the write carries
+    neither the token nor our page's CSRF token: who may write is settled before what was
+    sent. 413 stays first, so an oversized body is never read to look for a CSRF field."""
+    if problem.status_code in {415, 422} and api_write_auth(request) is None:
+        return json_error("Unauthorized", 401)
+    return problem
 
 
 # Multipart framing around an uploaded file, beyond the file itself.

@@ -15,7 +15,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from axiom.store.db import Database
+from axiom.store.migrate import migrate
+
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def migrated_store(root: Path) -> tuple[Path, Database]:
+    """`root/data` holding a migrated DuckDB file: the data dir a served test site starts from."""
+    data = root / "data"
+    database = Database(data / "axiom.duckdb")
+    migrate(database)
+    return data, database
 
 
 def free_port() -> int:

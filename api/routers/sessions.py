@@ -7,7 +7,12 @@ from django.http import HttpRequest
 from ninja import Query, Router
 
 from api.errors import NotFound
-from api.schemas import PageParams, SessionDetailOut, SessionPageOut, responses
+from api.schemas import (
+    SessionDetailOut,
+    SessionPageOut,
+    SessionPageParams,
+    responses,
+)
 from axiom.ingest.session_queries import get_session, list_messages, list_sessions
 from config.stores import get_database
 
@@ -15,12 +20,15 @@ router = Router(tags=["sessions"])
 
 
 @router.get("", response=responses(SessionPageOut))
-def sessions(request: HttpRequest, params: Query[PageParams]) -> dict[str, object]:
-    """Sessions, newest first."""
+def sessions(request: HttpRequest, params: Query[SessionPageParams]) -> dict[str, object]:
+    """Sessions, newest first: `limit`/`offset` (like `/entries`) or `page`/`per_page`."""
+    per_page = params.limit or params.per_page
     with get_database().read() as conn:
-        page = list_sessions(conn, page=params.page, per_page=params.per_page)
+        page = list_sessions(conn, page=params.page, per_page=per_page, offset=params.offset)
     return {
         "items": page.sessions,
+        "limit": page.per_page,
+        "offset": page.offset,
         "page": page.page,
         "per_page": page.per_page,
         "total": page.total,

@@ -38,14 +38,18 @@ class MessageRow:
 
 @dataclass(frozen=True)
 class SessionPage:
+    """A window of the newest-first sessions: rows `offset` to `offset + per_page`; `page`
+    is the page that window starts in (1 + offset // per_page)."""
+
     sessions: list[SessionSummary]
     page: int
     per_page: int
     total: int
+    offset: int = 0
 
     @property
     def has_next(self) -> bool:
-        return self.page * self.per_page < self.total
+        return self.offset + self.per_page < self.total
 
     @property
     def has_previous(self) -> bool:
@@ -56,17 +60,23 @@ _SUMMARY_COLS = "session_id, project, source, title, started_at, ended_at, messa
 
 
 def list_sessions(
-    conn: duckdb.DuckDBPyConnection, page: int = 1, per_page: int = 25
+    conn: duckdb.DuckDBPyConnection,
+    page: int = 1,
+    per_page: int = 25,
+    *,
+    offset: int | None = None,
 ) -> SessionPage:
-    """Newest first; sessions with no timestamps sort last."""
-    page = max(1, page)
+    """Newest first; sessions with no timestamps sort last. `offset`, when given, replaces
+    `page` (the API takes limit/offset like its other listings, and page/per_page too)."""
+    offset = max(0, offset) if offset is not None else (max(1, page) - 1) * per_page
     total = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
     rows = conn.execute(
         f"SELECT {_SUMMARY_COLS} FROM sessions"
         " ORDER BY started_at DESC NULLS LAST, session_id LIMIT ? OFFSET ?",
-        [per_page, (page - 1) * per_page],
+        [per_page, offset],
     ).fetchall()
-    return SessionPage([SessionSummary(*row) for row in rows], page, per_page, total)
+    summaries = [SessionSummary(*row) for row in rows]
+    return SessionPage(summaries, 1 + offset // per_page, per_page, total, offset)
 
 
 def get_session(conn: duckdb.DuckDBPyConnection, session_id: str) -> SessionSummary | None:

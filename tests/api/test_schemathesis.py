@@ -17,10 +17,8 @@ from axiom.outbox.service import configured_writer
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
 from axiom.store.api_token import ensure_api_token
-from axiom.store.db import Database
-from axiom.store.migrate import migrate
 from tests.conftest import SAMPLE_SESSION
-from tests.live_server import runserver
+from tests.live_server import migrated_store, runserver
 from tests.viewer.conftest import synthetic_transcript
 
 # Over a minute on a busy 2-core machine (mostly the store and server setup): marked slow.
@@ -32,9 +30,7 @@ EXAMPLES_PER_OPERATION = 30
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """(base URL, API token) of a runserver over a store with real sessions and entries."""
     root = tmp_path_factory.mktemp("schemathesis")
-    data = root / "data"
-    database = Database(data / "axiom.duckdb")
-    migrate(database)
+    data, database = migrated_store(root)
     (sid,) = import_paths(database, [SAMPLE_SESSION]).session_ids
     process_session(database, sid, configured_pipeline())
     ingest_transcripts(database, [synthetic_transcript(n) for n in range(5)])

@@ -113,6 +113,43 @@ def test_a_write_body_that_is_not_json_is_415(browser, api_auth, content_type: s
     assert response.status_code == 415 and "application/json" in response.json()["detail"]
 
 
+@pytest.mark.parametrize(
+    "content_type", ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data"]
+)
+def test_a_write_without_the_token_is_401_whatever_its_body(browser, site, content_type) -> None:
+    """Who may write is settled before what was sent: no token and no CSRF token is 401,
+    not 415 (nor 422 for a body nested too deep), and the write still never runs."""
+    not_json = _post(browser, body="approved_by=ana", content_type=content_type)
+    assert not_json.status_code == 401 and not_json.json() == {"detail": "Unauthorized"}
+    wrong = _post(browser, body="a=b", content_type=content_type, HTTP_AUTHORIZATION="Bearer x")
+    assert wrong.status_code == 401
+    deep = _post(browser, body='{"approved_by": ' + "[" * 40 + "]" * 40 + "}")
+    assert deep.status_code == 401
+
+
+def test_our_own_page_sending_a_form_is_still_415(browser: Client) -> None:
+    """Authenticated by its CSRF token, our page gets the content-type answer."""
+    browser.get("/api/docs")  # sets the CSRF cookie
+    csrf = browser.cookies["csrftoken"].value
+    response = _post(
+        browser, body="approved_by=ana", content_type="text/plain", HTTP_X_CSRFTOKEN=csrf
+    )
+    assert response.status_code == 415
+    form = _post(
+        browser,
+        body=f"approved_by=ana&csrfmiddlewaretoken={csrf}",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert form.status_code == 415
+
+
+def test_a_cross_site_form_is_refused_before_authentication(browser: Client) -> None:
+    """Another page's form post (the classic CSRF, no preflight) is 403, token or not."""
+    form = {"content_type": "application/x-www-form-urlencoded", "body": "approved_by=ana"}
+    for headers in ({"HTTP_ORIGIN": "http://evil.example"}, {"HTTP_SEC_FETCH_SITE": "cross-site"}):
+        assert _post(browser, **form, **headers).status_code == 403
+
+
 def test_an_oversized_body_is_413(browser: Client, api_auth) -> None:
     body = json.dumps({"approved_by": "a", "note": "x" * MAX_API_BODY_BYTES})
     response = _post(browser, body=body, **api_auth)

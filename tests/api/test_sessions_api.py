@@ -68,7 +68,43 @@ def test_sessions_are_paged_newest_first(client, site):
     assert last["has_next"] is False
 
 
-@pytest.mark.parametrize("query", [{"per_page": 0}, {"per_page": 1000}, {"page": 0}])
+def test_sessions_take_limit_and_offset_like_entries(client, site):
+    add_sessions(site, 7)
+    window = client.get("/api/v1/sessions", {"limit": 3, "offset": 2}).json()
+    assert [s["session_id"] for s in window["items"]] == ["s-004", "s-003", "s-002"]
+    assert (window["limit"], window["offset"], window["total"], window["has_next"]) == (
+        3,
+        2,
+        7,
+        True,
+    )
+    assert (window["page"], window["per_page"]) == (1, 3)  # the page the window starts in
+    tail = client.get("/api/v1/sessions", {"limit": 3, "offset": 5}).json()
+    assert [s["session_id"] for s in tail["items"]] == ["s-001", "s-000"]
+    assert tail["has_next"] is False
+    only_offset = client.get("/api/v1/sessions", {"offset": 6}).json()
+    assert [s["session_id"] for s in only_offset["items"]] == ["s-000"]
+    assert only_offset["limit"] == 25
+    paged = client.get("/api/v1/sessions", {"page": 2, "per_page": 3}).json()
+    assert (paged["limit"], paged["offset"]) == (3, 3)  # both forms describe every answer
+    mixed = client.get("/api/v1/sessions", {"limit": 2, "per_page": 5, "page": 2}).json()
+    assert (mixed["limit"], mixed["offset"]) == (2, 2)  # limit wins, page counts in limits
+    both = client.get("/api/v1/sessions", {"offset": 1, "page": 3, "per_page": 2}).json()
+    assert [s["session_id"] for s in both["items"]] == ["s-005", "s-004"]  # offset wins
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"per_page": 0},
+        {"per_page": 1000},
+        {"page": 0},
+        {"limit": 0},
+        {"limit": 1000},
+        {"offset": -1},
+        {"offset": 10**30},
+    ],
+)
 def test_bad_paging_is_a_422(client, site, query):
     assert client.get("/api/v1/sessions", query).status_code == 422
 
