@@ -118,7 +118,7 @@ def drain_items_per_s(source: Path, max_jobs: int | None) -> dict[str, Any]:
         pipeline = configured_pipeline(config)
         for sid in report.session_ids:
             process_session(db, sid, pipeline)
-        writer = configured_writer(db, config)
+        writer = configured_writer(db, config, foreground=True)  # as `axiom outbox drain`
         writer.drain(max_jobs=8)  # warm-up: loads the model(s), first LanceDB write
         c0 = time.process_time()
         drained = writer.drain(max_jobs=max_jobs)

@@ -35,19 +35,25 @@ def configured_batch_size() -> int:
     return Settings.from_env().outbox_batch_size
 
 
-def configured_embed_threads() -> int:
+def configured_embed_threads(foreground: bool = False) -> int:
     """Intra-op threads for a torch embedder in the writer: `AXIOM_EMBED_THREADS`, else one
-    core less than the machine has (at least 1).
+    per core for a `foreground` drain (`axiom outbox drain`, what a user runs on a first
+    import and waits for), else one core less than the machine has (at least 1) for the
+    writer worker under `axiom up`.
 
-    The writer shares the machine with the default worker and the web. On 2 cores, MiniLM
-    with 2 threads made ~300 texts/s on an idle machine but ~64/s while another process
-    kept one core busy (the threads wait for each other); with 1 thread, ~186/s and ~180/s.
-    Ingest is exactly when the writer has work and the other core is busy, so 1 thread.
+    Why two defaults: the worker shares the machine with the default worker and the web. On
+    2 cores, MiniLM with 2 threads made ~300 texts/s on an idle machine but ~64/s while
+    another process kept one core busy (the threads wait for each other); with 1 thread,
+    ~186/s and ~180/s, and an import is exactly when the worker has work and the other core
+    is busy. A foreground drain is the work the user is waiting for: on 2 quiet cores 2
+    threads drained 1.2-1.5x the items/s of 1 (README, "Embedding speed against stock
+    MiniLM").
     """
     threads = Settings.from_env().embed_threads
     if threads is not None:
         return threads
-    return max(1, (os.cpu_count() or 2) - 1)
+    cores = os.cpu_count() or 2
+    return cores if foreground else max(1, cores - 1)
 
 
 def apply_embed_threads(threads: int) -> None:
@@ -83,14 +89,16 @@ def configured_writer(
     batch_size: int | None = None,
     *,
     load_model: bool = True,
+    foreground: bool = False,
 ) -> OutboxWriter:
     """The writer over the configured store; loads the embedder once per process
     (`load_model=False` for reconcile, which embeds nothing) and sets this process's torch
-    threads (see `configured_embed_threads`): only writer processes build a writer."""
+    threads (see `configured_embed_threads`; `foreground` for `axiom outbox drain`): only
+    writer processes build a writer."""
     embedder: Embedder
     if load_model:
         embedder = configured_embedder()
-        apply_embed_threads(configured_embed_threads())
+        apply_embed_threads(configured_embed_threads(foreground))
     else:
         embedder = _NotLoaded(configured_embedding_version(), configured_dim())
     return OutboxWriter(
