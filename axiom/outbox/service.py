@@ -36,24 +36,36 @@ def configured_batch_size() -> int:
 
 
 def configured_embed_threads(foreground: bool = False) -> int:
-    """Intra-op threads for a torch embedder in the writer: `AXIOM_EMBED_THREADS`, else one
-    per core for a `foreground` drain (`axiom outbox drain`, what a user runs on a first
-    import and waits for), else one core less than the machine has (at least 1) for the
-    writer worker under `axiom up`.
+    """Intra-op threads for a torch embedder in the writer: `AXIOM_EMBED_THREADS`, else, for
+    a `foreground` drain (`axiom outbox drain`: what a user runs on a first import and waits
+    for), one per core that other processes leave idle (`idle_cores`), else one core less
+    than the machine has (at least 1) for the writer worker under `axiom up`.
 
-    Why two defaults: the worker shares the machine with the default worker and the web. On
-    2 cores, MiniLM with 2 threads made ~300 texts/s on an idle machine but ~64/s while
-    another process kept one core busy (the threads wait for each other); with 1 thread,
-    ~186/s and ~180/s, and an import is exactly when the worker has work and the other core
-    is busy. A foreground drain is the work the user is waiting for: on 2 quiet cores 2
-    threads drained 1.2-1.5x the items/s of 1 (README, "Embedding speed against stock
-    MiniLM").
+    Why: torch's threads wait for each other at every op, so a thread on a core another
+    process keeps busy slows all of them. On 2 cores, MiniLM with 2 threads made ~300
+    texts/s on an idle machine but ~64/s while another process kept one core busy; with 1
+    thread, ~186/s and ~180/s. The worker embeds while an import keeps the other core busy
+    and the web needs one, so it keeps a core free; a foreground drain on quiet cores drains
+    1.25-1.5x the items/s with one thread per core (README, "Embedding speed against stock
+    MiniLM"), and under load 1 thread drained faster than 2.
     """
     threads = Settings.from_env().embed_threads
     if threads is not None:
         return threads
     cores = os.cpu_count() or 2
-    return cores if foreground else max(1, cores - 1)
+    if not foreground:
+        return max(1, cores - 1)
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform
+        load = 0.0
+    return idle_cores(cores, load)
+
+
+def idle_cores(cores: int, load: float) -> int:
+    """Cores that other processes leave idle: `cores` less the whole part of the 1-minute
+    load average (a load of 1.0-1.9 is one busy core), at least 1."""
+    return max(1, min(cores, cores - int(load)))
 
 
 def apply_embed_threads(threads: int) -> None:
