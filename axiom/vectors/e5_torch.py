@@ -238,49 +238,22 @@ def _linear_gelu(linear: Linear, x: Any, weight: Any, bias: Any) -> Any:
 
 def _encode(x: Any, mask: Any, w: dict[str, Any], linear: Linear, f: E5File) -> Any:
     """The BERT encoder (post-LayerNorm, exact GELU) over embedded tokens x (B, T, H);
-    `mask` (B, T) marks the real tokens, None when there is no padding.
-
-    Padding is dropped for everything but attention: the linears, GELU, residual adds and
-    LayerNorms work token by token, so they run on the real tokens only (packed), and the
-    padded (B, T) layout is rebuilt for attention alone. On LoCoMo turns sorted by length
-    and padded to a multiple of 16, 21 % of the padded tokens were padding (11 % on two-turn
-    context texts); the real tokens' outputs do not change (a padded row never reaches a
-    real one except through attention, which masks it)."""
-    import torch
+    `mask` (B, T) marks the real tokens, None when there is no padding."""
     from torch.nn import functional as F
 
     batch, length, h = x.shape
-    x = x.reshape(batch * length, h)
-    rows = padded = attn_mask = None
-    if mask is not None:
-        attn_mask = mask[:, None, None, :]
-        rows = mask.reshape(-1).nonzero().squeeze(1)  # packed token -> padded position
-        # padded position -> packed token, or the zero row appended after the last one
-        padded = torch.full((batch * length,), len(rows), dtype=torch.long)
-        padded[rows] = torch.arange(len(rows))
-        x = x.index_select(0, rows)
+    heads = f.heads
+    attn_mask = None if mask is None else mask[:, None, None, :]
 
-    def unpack(y: Any) -> Any:
-        """Packed (tokens, C) rows laid out padded, (B * T, C), zeros where padding is.
-        (`index_select` from a zero row: index_copy_ and masked_scatter_ ran 2-5x slower.)"""
-        return torch.cat([y, y.new_zeros(1, y.shape[1])]).index_select(0, padded)
-
-    def attend(qkv: Any) -> Any:
-        """Scaled dot-product attention of packed (tokens, 3H) q/k/v, packed (tokens, H)."""
-        if rows is not None:
-            qkv = unpack(qkv)
-        q, k, v = (
-            y.view(batch, length, f.heads, h // f.heads).transpose(1, 2)
-            for y in qkv.view(batch, length, 3 * h).split(h, dim=-1)
-        )
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
-        a = a.transpose(1, 2).reshape(batch * length, h)
-        return a if rows is None else a.index_select(0, rows)
+    def split(y: Any) -> Any:
+        return y.view(batch, length, heads, h // heads).transpose(1, 2)
 
     x = F.layer_norm(x, (h,), w["emb.ln.w"], w["emb.ln.b"], f.eps)
     for layer in range(f.layers):
         p = f"l{layer}."
-        a = linear(attend(linear(x, w[p + "qkv.w"], w[p + "qkv.b"])), w[p + "ao.w"], w[p + "ao.b"])
+        q, k, v = linear(x, w[p + "qkv.w"], w[p + "qkv.b"]).split(h, dim=-1)
+        a = F.scaled_dot_product_attention(split(q), split(k), split(v), attn_mask=attn_mask)
+        a = linear(a.transpose(1, 2).reshape(batch, length, h), w[p + "ao.w"], w[p + "ao.b"])
         x = F.layer_norm(x + a, (h,), w[p + "aln.w"], w[p + "aln.b"], f.eps)
         m = _linear_gelu(linear, x, w[p + "fi.w"], w[p + "fi.b"])
         x = F.layer_norm(
@@ -290,4 +263,4 @@ def _encode(x: Any, mask: Any, w: dict[str, Any], linear: Linear, f: E5File) -> 
             w[p + "oln.b"],
             f.eps,
         )
-    return (x if rows is None else unpack(x)).view(batch, length, h)
+    return x
