@@ -147,6 +147,13 @@ def drain_items_per_s(source: Path, max_jobs: int | None) -> dict[str, Any]:
     }
 
 
+def _threads_source() -> str:
+    """Why the writer runs the thread count it runs."""
+    if os.environ.get("AXIOM_EMBED_THREADS"):
+        return "AXIOM_EMBED_THREADS"
+    return "one per idle core, as `axiom outbox drain`"
+
+
 def _torch_threads() -> int:
     """The torch thread count `configured_writer` set for this process."""
     import torch
@@ -330,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         f" {writer['items']} items in {writer['seconds']:.1f} s = {writer['items_per_s']:.1f}"
         f" items/s ({writer['texts']} texts, {writer['texts_per_s_in_model']:.1f} texts/s in"
         f" the model, {writer['embed_share']:.0%} of the drain; {writer['threads']} torch"
-        " thread(s), one per idle core as `axiom outbox drain`)"
+        f" thread(s), {_threads_source()})"
     )
     print(f"ratio items/s ÷ reference texts/s: {ratio:.2f}× (target ≥ 1)")
     print(
