@@ -212,7 +212,7 @@ class Settings:
     drain_every_seconds: float = 5.0
     reconcile_every_seconds: float = 60.0
     embedder: str = DEFAULT_EMBEDDER  # lower-cased; "none"/"off" turn dense vectors off
-    embed_threads: int | None = None  # None: one core less than the machine has
+    embed_threads: int | None = None  # None: axiom.outbox.service decides (idle cores / cores - 1)
     outbox_batch_size: int = DEFAULT_OUTBOX_BATCH_SIZE
     task_vectors: bool = True
     fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD

@@ -14,7 +14,8 @@ data dir through the product path (`import_paths`, `process_session`: messages, 
 tasks queued in `vector_outbox`), then drained by `configured_writer` with the configured
 embedder (default `AXIOM_EMBEDDER`) — outbox items/s over the whole drain (claim, load,
 embed, LanceDB upsert, mark done). Target (issue 15): items/s ≥ the reference's texts/s.
-Also per CPU-second of this process (the reference runs torch's 2 threads, the writer 1):
+Also per CPU-second of this process (the reference runs one torch thread per core, the
+writer one per idle core, as `axiom outbox drain` does):
 the work each does, which moves far less with a shared machine's load than the wall ratio.
 Also the cost of one search query embedding (`routed` embeds it with both
 models). The machine is shared: the load average is printed and recorded.
@@ -118,7 +119,8 @@ def drain_items_per_s(source: Path, max_jobs: int | None) -> dict[str, Any]:
         pipeline = configured_pipeline(config)
         for sid in report.session_ids:
             process_session(db, sid, pipeline)
-        writer = configured_writer(db, config)
+        writer = configured_writer(db, config, foreground=True)  # as `axiom outbox drain`
+        threads = _torch_threads()
         writer.drain(max_jobs=8)  # warm-up: loads the model(s), first LanceDB write
         c0 = time.process_time()
         drained = writer.drain(max_jobs=max_jobs)
@@ -141,7 +143,22 @@ def drain_items_per_s(source: Path, max_jobs: int | None) -> dict[str, Any]:
         "embed_share": drained.embed_seconds / drained.seconds,
         "query_ms": query_ms,
         "embedding_version": writer.embedding_version,
+        "threads": threads,
     }
+
+
+def _threads_source() -> str:
+    """Why the writer runs the thread count it runs."""
+    if os.environ.get("AXIOM_EMBED_THREADS"):
+        return "AXIOM_EMBED_THREADS"
+    return "one per idle core, as `axiom outbox drain`"
+
+
+def _torch_threads() -> int:
+    """The torch thread count `configured_writer` set for this process."""
+    import torch
+
+    return torch.get_num_threads()
 
 
 def short_queries(n: int = 200, seed: int = 7) -> list[str]:
@@ -319,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         f"writer ({configured_embedder_name()}, {writer['embedding_version']}):"
         f" {writer['items']} items in {writer['seconds']:.1f} s = {writer['items_per_s']:.1f}"
         f" items/s ({writer['texts']} texts, {writer['texts_per_s_in_model']:.1f} texts/s in"
-        f" the model, {writer['embed_share']:.0%} of the drain)"
+        f" the model, {writer['embed_share']:.0%} of the drain; {writer['threads']} torch"
+        f" thread(s), {_threads_source()})"
     )
     print(f"ratio items/s ÷ reference texts/s: {ratio:.2f}× (target ≥ 1)")
     print(
@@ -335,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
                 "turns": n,
                 "embedder": configured_embedder_name(),
                 "embedding_version": writer["embedding_version"],
+                "writer_threads": writer["threads"],
                 "quick": args.quick,
                 "load_before": load_before,
                 "load_after": load_after,

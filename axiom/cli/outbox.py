@@ -17,7 +17,7 @@ from axiom.store.migrate import open_database
 def cmd_drain(args: argparse.Namespace) -> int:
     db = open_database()
     project_all(db)  # queue jobs for anything imported with --no-process or not yet projected
-    writer = configured_writer(db, batch_size=args.batch_size)
+    writer = configured_writer(db, batch_size=args.batch_size, foreground=True)
     total = writer.pending_count()
     if args.max is not None:
         total = min(total, args.max)

@@ -35,19 +35,37 @@ def configured_batch_size() -> int:
     return Settings.from_env().outbox_batch_size
 
 
-def configured_embed_threads() -> int:
-    """Intra-op threads for a torch embedder in the writer: `AXIOM_EMBED_THREADS`, else one
-    core less than the machine has (at least 1).
+def configured_embed_threads(foreground: bool = False) -> int:
+    """Intra-op threads for a torch embedder in the writer: `AXIOM_EMBED_THREADS`, else, for
+    a `foreground` drain (`axiom outbox drain`: what a user runs on a first import and waits
+    for), one per core that other processes leave idle (`idle_cores`), else one core less
+    than the machine has (at least 1) for the writer worker under `axiom up`.
 
-    The writer shares the machine with the default worker and the web. On 2 cores, MiniLM
-    with 2 threads made ~300 texts/s on an idle machine but ~64/s while another process
-    kept one core busy (the threads wait for each other); with 1 thread, ~186/s and ~180/s.
-    Ingest is exactly when the writer has work and the other core is busy, so 1 thread.
+    Why: torch's threads wait for each other at every op, so a thread on a core another
+    process keeps busy slows all of them. On 2 cores, MiniLM with 2 threads made ~300
+    texts/s on an idle machine but ~64/s while another process kept one core busy; with 1
+    thread, ~186/s and ~180/s. The worker embeds while an import keeps the other core busy
+    and the web needs one, so it keeps a core free; a foreground drain on quiet cores drains
+    1.25-1.5x the items/s with one thread per core (README, "Embedding speed against stock
+    MiniLM"), and under load 1 thread drained faster than 2.
     """
     threads = Settings.from_env().embed_threads
     if threads is not None:
         return threads
-    return max(1, (os.cpu_count() or 2) - 1)
+    cores = os.cpu_count() or 2
+    if not foreground:
+        return max(1, cores - 1)
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform
+        load = 0.0
+    return idle_cores(cores, load)
+
+
+def idle_cores(cores: int, load: float) -> int:
+    """Cores that other processes leave idle: `cores` less the whole part of the 1-minute
+    load average (a load of 1.0-1.9 is one busy core), at least 1."""
+    return max(1, min(cores, cores - int(load)))
 
 
 def apply_embed_threads(threads: int) -> None:
@@ -83,14 +101,16 @@ def configured_writer(
     batch_size: int | None = None,
     *,
     load_model: bool = True,
+    foreground: bool = False,
 ) -> OutboxWriter:
     """The writer over the configured store; loads the embedder once per process
     (`load_model=False` for reconcile, which embeds nothing) and sets this process's torch
-    threads (see `configured_embed_threads`): only writer processes build a writer."""
+    threads (see `configured_embed_threads`; `foreground` for `axiom outbox drain`): only
+    writer processes build a writer."""
     embedder: Embedder
     if load_model:
         embedder = configured_embedder()
-        apply_embed_threads(configured_embed_threads())
+        apply_embed_threads(configured_embed_threads(foreground))
     else:
         embedder = _NotLoaded(configured_embedding_version(), configured_dim())
     return OutboxWriter(

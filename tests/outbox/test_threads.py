@@ -1,0 +1,73 @@
+"""How many torch threads the writer embeds with: one per idle core for `axiom outbox drain`
+(the user waits for it), one core less under `axiom up`'s worker, `AXIOM_EMBED_THREADS` over
+both."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+from axiom.cli.main import main
+from axiom.ingest.importer import ingest_transcripts
+from axiom.outbox.service import configured_embed_threads, configured_writer, idle_cores
+from axiom.store.db import Database
+from tests.outbox.support import by_status, session
+
+CORES = os.cpu_count() or 2
+
+
+def foreground_threads_now() -> set[int]:
+    """What the rule gives at this minute's load, and a moment later (the load moves)."""
+    return {idle_cores(CORES, os.getloadavg()[0])}
+
+
+def test_a_foreground_drain_takes_the_idle_cores_the_worker_leaves_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("AXIOM_EMBED_THREADS", raising=False)
+
+    before = foreground_threads_now()
+    threads = configured_embed_threads(foreground=True)
+    assert threads in before | foreground_threads_now()
+    assert configured_embed_threads() == max(1, CORES - 1)
+
+
+@pytest.mark.parametrize(
+    ("cores", "load", "idle"),
+    [(2, 0.0, 2), (2, 0.9, 2), (2, 1.0, 1), (2, 1.9, 1), (2, 9.5, 1), (8, 2.5, 6), (1, 0.0, 1)],
+)
+def test_idle_cores_leave_out_the_busy_ones(cores: int, load: float, idle: int) -> None:
+    assert idle_cores(cores, load) == idle
+
+
+def test_the_setting_overrides_both(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AXIOM_EMBED_THREADS", "3")
+
+    assert configured_embed_threads(foreground=True) == 3
+    assert configured_embed_threads() == 3
+
+
+def test_cli_drain_embeds_with_one_thread_per_idle_core(
+    db: Database, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("AXIOM_EMBED_THREADS", raising=False)
+    ingest_transcripts(db, [session("s1", "one", "two")])
+    torch.set_num_threads(1)
+    before = foreground_threads_now()
+
+    assert main(["outbox", "drain", "--json"]) == 0
+
+    assert by_status(db) == {"done": 2}
+    assert torch.get_num_threads() in before | foreground_threads_now()
+    capsys.readouterr()
+
+
+def test_worker_writer_leaves_a_core(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AXIOM_EMBED_THREADS", raising=False)
+    torch.set_num_threads(CORES)
+
+    configured_writer(db)
+
+    assert torch.get_num_threads() == max(1, CORES - 1)
