@@ -82,6 +82,7 @@ def ingest_path(
         "sessions_new": report.sessions_new,
         "sessions_unchanged": report.sessions_unchanged,
         "sessions_merged": report.sessions_merged,
+        "sessions_extended": report.sessions_extended,
         "messages": report.messages,
         "messages_added": report.messages_added,
         "issues": [str(i) for i in report.issues[:MAX_ISSUES_REPORTED]],

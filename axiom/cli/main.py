@@ -61,6 +61,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     print(
         f"{report.files} file(s): {report.sessions_new} new session(s),"
         f" {report.sessions_unchanged} unchanged, {report.sessions_merged} merged,"
+        f" {report.sessions_extended} extended,"
         f" {report.messages} message(s) ({report.messages_added} added,"
         f" {report.messages_changed} changed), {len(report.issues)} problem(s)"
     )
