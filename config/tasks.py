@@ -100,8 +100,8 @@ def import_spooled_hooks() -> dict[str, Any]:
     twice)."""
     db = open_database()
     report = hook_spool.drain(db, AxiomConfig.from_env().data_dir, delete=False)
-    for name in report.failed:
-        log.warning("hook payload %s moved to the spool's failed/ folder", name)
+    for line in report.failures:  # how many payloads went to spool/failed/, and why
+        log.warning("%s", line)
     for session_id in ordered_sessions(db, report.session_ids):
         try:
             process(session_id)

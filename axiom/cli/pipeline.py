@@ -7,7 +7,7 @@ import json
 import sys
 from dataclasses import replace
 
-from axiom.agent.drain import drain
+from axiom.cli.agent import drain_spool
 from axiom.config import AxiomConfig
 from axiom.conflicts.queries import statuses_as_of
 from axiom.entries.queries import entry_history, get_entry, list_entries
@@ -17,7 +17,6 @@ from axiom.observability.progress import Bar, wanted
 from axiom.pipeline.batch import process_sessions, stored_session_ids, summarize
 from axiom.pipeline.export import export_lines
 from axiom.pipeline.process import ProcessReport
-from axiom.settings import Settings
 from axiom.store.db import Database
 from axiom.store.migrate import open_database
 from axiom.store.timepoints import parse_timepoint
@@ -34,7 +33,7 @@ def process_with_progress(db: Database, ids: list[str], quiet: bool) -> list[Pro
 def cmd_process(args: argparse.Namespace) -> int:
     db = open_database()
     finish_pending(db, AxiomConfig.from_env())
-    drain(db, Settings.from_env().data_dir)
+    drain_spool(db)
     ids = args.session_ids or stored_session_ids(db)
     reports = process_with_progress(db, ids, args.quiet)
     print(summarize(reports))

@@ -118,3 +118,27 @@ def test_a_spooled_transcript_outside_the_import_roots_is_not_imported(
     spool.write(data_dir, "Stop", payload("Stop", inside))  # the same one inside is imported
     assert drain(db, data_dir).transcripts == 1
     assert _sessions(data_dir) == [(SAMPLE_SESSION, 12)]
+
+
+@pytest.mark.slow
+def test_process_says_which_spooled_payloads_failed_and_why(tmp_path: Path) -> None:
+    """`process` drains the spool first: a payload it moves to spool/failed/ is named with
+    its reason on stderr, not only counted as "processed 0 session(s)"."""
+    home = fake_home(tmp_path)
+    data_dir = tmp_path / "data"
+    outside = tmp_path / "elsewhere" / "private.jsonl"
+    outside.parent.mkdir()
+    outside.write_bytes(next((home / ".claude" / "projects").rglob("*.jsonl")).read_bytes())
+    open_database(AxiomConfig(data_dir=data_dir))
+    for event in ("Stop", "SessionEnd"):
+        spool.write(data_dir, event, payload(event, outside))
+    env = child_env(
+        AXIOM_DATA_DIR=str(data_dir), AXIOM_IMPORT_ROOTS=str(home / ".claude" / "projects")
+    )
+    done = run_axiom("process", "--quiet", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "2 failed" in done.stderr
+    (line,) = [x for x in done.stderr.splitlines() if "moved to" in x]
+    assert line.startswith("spool: 2 payload(s) moved to")
+    assert str(spool.spool_dir(data_dir) / "failed") in line
+    assert "outside the import roots" in line
