@@ -8,6 +8,8 @@ from typing import Annotated, Any
 from ninja import Schema
 from pydantic import AfterValidator, Field
 
+from axiom.store.bounds import MAX_PAGE
+
 
 def _as_utc(value: datetime | None) -> datetime | None:
     """The store keeps naive UTC datetimes; say so on the wire (`…Z`)."""
@@ -29,10 +31,6 @@ class ErrorOut(Schema):
     # A message, or (422 from request validation) pydantic's list of what was wrong.
     detail: str | list[dict[str, Any]]
 
-
-# Upper bound of every page / offset number: far beyond any store, far below DuckDB's INT64.
-MAX_PAGE = 1_000_000_000
-MAX_OFFSET = 1_000_000_000
 
 # Error statuses every operation may answer (401 only when AXIOM_AUTH_TOKEN is set;
 # 422: a parameter out of range; 503: no database yet).

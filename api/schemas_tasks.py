@@ -7,7 +7,8 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import Field
 
-from api.schemas import MAX_OFFSET, NOT_BLANK, UtcDatetime
+from api.schemas import NOT_BLANK, UtcDatetime
+from axiom.store.bounds import MAX_OFFSET
 from axiom.tasks.commands import MAX_NOTE_CHARS
 
 TaskStatusName = Literal["pending", "in_progress", "blocked", "done", "cancelled"]

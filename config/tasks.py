@@ -82,6 +82,7 @@ def ingest_path(
         "sessions_new": report.sessions_new,
         "sessions_unchanged": report.sessions_unchanged,
         "sessions_merged": report.sessions_merged,
+        "sessions_extended": report.sessions_extended,
         "messages": report.messages,
         "messages_added": report.messages_added,
         "issues": [str(i) for i in report.issues[:MAX_ISSUES_REPORTED]],
@@ -99,8 +100,8 @@ def import_spooled_hooks() -> dict[str, Any]:
     twice)."""
     db = open_database()
     report = hook_spool.drain(db, AxiomConfig.from_env().data_dir, delete=False)
-    for name in report.failed:
-        log.warning("hook payload %s moved to the spool's failed/ folder", name)
+    for line in report.failures:  # how many payloads went to spool/failed/, and why
+        log.warning("%s", line)
     for session_id in ordered_sessions(db, report.session_ids):
         try:
             process(session_id)

@@ -8,13 +8,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from axiom.store.bounds import MAX_PAGE
+
 T = TypeVar("T")
 
 
 def page_number(raw: str | None) -> int:
-    """`?page=` as a number from 1; anything else is page 1, so a stale link still works."""
+    """`?page=` as a number from 1 to `MAX_PAGE` (a bigger one is clamped, so its offset fits
+    DuckDB's INT64); anything else is page 1, so a stale link still works."""
     try:
-        return max(1, int(raw or 1))
+        return min(MAX_PAGE, max(1, int(raw or 1)))
     except ValueError:
         return 1
 

@@ -8,10 +8,11 @@ from ninja import Field, Query, Router, Schema
 
 from api.auth import api_write_auth
 from api.errors import NotFound
-from api.schemas import MAX_OFFSET, NOT_BLANK, responses
+from api.schemas import NOT_BLANK, responses
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import citations_for_entry, get_citation
 from axiom.pipeline.approval import approve_entry
+from axiom.store.bounds import MAX_OFFSET
 from config.stores import get_database
 
 router = Router(tags=["entries"])

@@ -29,7 +29,8 @@ class DiscoveryImport:
         r = self.report
         return (
             f"{self.found} transcript(s) under {self.root}: {r.sessions_new} new session(s),"
-            f" {r.sessions_unchanged} unchanged, {r.messages} message(s),"
+            f" {r.sessions_unchanged} unchanged, {r.sessions_extended} extended,"
+            f" {r.messages} message(s),"
             f" {len(r.issues)} problem(s)"
             + (
                 f"; {len(self.skipped_outside)} link(s) out of the folder skipped"

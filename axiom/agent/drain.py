@@ -27,13 +27,16 @@ class DrainReport:
     transcripts: int = 0
     session_ids: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    # One line per failed transcript: how many payloads went to spool/failed/, and why.
+    failures: list[str] = field(default_factory=list)
     imported_files: list[Path] = field(default_factory=list)  # payloads stored, not deleted
 
     def summary(self) -> str:
-        return (
+        head = (
             f"spool: {self.payloads} payload(s), {self.transcripts} transcript(s),"
             f" {len(self.session_ids)} new session(s), {len(self.failed)} failed"
         )
+        return "\n".join([head, *self.failures])
 
 
 def transcript_of(record: dict) -> Path | None:
@@ -86,6 +89,7 @@ def forget_payloads(report: DrainReport) -> None:
 def _fail(data_dir: Path, files: list[Path], reason: str, report: DrainReport) -> None:
     failed = spool.spool_dir(data_dir) / "failed"
     failed.mkdir(parents=True, exist_ok=True)
+    moved = 0
     for path in files:
         record = spool.read(path)
         if record is None:  # a concurrent drain failed it first and kept the record
@@ -94,3 +98,6 @@ def _fail(data_dir: Path, files: list[Path], reason: str, report: DrainReport) -
         (failed / path.name).write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         path.unlink(missing_ok=True)
         report.failed.append(path.name)
+        moved += 1
+    if moved:
+        report.failures.append(f"spool: {moved} payload(s) moved to {failed}/: {reason}")

@@ -25,20 +25,32 @@ from axiom.store.db import Database
 def transcript_paths(args: argparse.Namespace) -> list[Path]:
     """The paths an `import` reads: those given, else Claude Code's transcripts."""
     since = parse_since(args.since) if args.since else None
-    if args.paths:
-        paths = [Path(p) for p in args.paths]
-        if since is None and args.project is None:
-            return paths
-        return [
-            f
-            for p in paths
-            for f in (find_transcripts(p, args.project, since) if p.is_dir() else [p])
-        ]
-    root = claude_projects_dir()
-    found = find_transcripts(root, args.project, since)
+    given = [Path(p) for p in args.paths]
+    if given and since is None and args.project is None:
+        return given
+    roots = given or [claude_projects_dir()]
+    found = [
+        f
+        for p in roots
+        for f in (find_transcripts(p, args.project, since) if p.is_dir() or not given else [p])
+    ]
     if not found:
-        print(f"no Claude Code transcripts found under {root}", file=sys.stderr)
+        print(nothing_found(roots, args), file=sys.stderr)
     return found
+
+
+def nothing_found(roots: list[Path], args: argparse.Namespace) -> str:
+    """Why an import found nothing: no transcripts at all, or none the filters let through."""
+    where = ", ".join(str(r) for r in roots)
+    total = sum(len(find_transcripts(r)) for r in roots if r.is_dir())
+    if total == 0:
+        return f"no Claude Code transcripts found under {where}"
+    filters = " ".join(
+        f"--{name}={value}"
+        for name, value in (("project", args.project), ("since", args.since))
+        if value is not None
+    )
+    return f"{total} Claude Code transcript(s) found under {where}, but none matched {filters}"
 
 
 def drain_spool(db: Database) -> DrainReport:

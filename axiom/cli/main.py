@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from axiom.cli.agent import drain_spool, transcript_paths
 from axiom.cli.agent import register as register_agent_commands
+from axiom.cli.arguments import Parser, attach_dash_values
 from axiom.cli.conflicts import register as register_conflict_commands
 from axiom.cli.decisions import register as register_decision_commands
 from axiom.cli.demote import register as register_demote_command
@@ -60,6 +61,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     print(
         f"{report.files} file(s): {report.sessions_new} new session(s),"
         f" {report.sessions_unchanged} unchanged, {report.sessions_merged} merged,"
+        f" {report.sessions_extended} extended,"
         f" {report.messages} message(s) ({report.messages_added} added,"
         f" {report.messages_changed} changed), {len(report.issues)} problem(s)"
     )
@@ -98,7 +100,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m axiom", description=__doc__)
+    parser = Parser(prog="python -m axiom", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     sub.add_parser("migrate", help="create or upgrade the DuckDB schema").set_defaults(
@@ -110,7 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="import transcript files or folders (none: Claude Code's, ~/.claude/projects)",
     )
     p.add_argument("paths", nargs="*")
-    p.add_argument("--project", help="only this Claude Code project (folder name or cwd)")
+    p.add_argument(
+        "--project",
+        help="only this Claude Code project: its folder name (--project=-home-me-shop) or cwd",
+    )
     p.add_argument("--since", help="only transcripts changed since this ISO date")
     p.add_argument(
         "--format",
@@ -182,7 +187,7 @@ def missing_store(command: str) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(attach_dash_values(sys.argv[1:] if argv is None else argv))
     try:
         missing = missing_store(args.command)
         if missing is not None:

@@ -7,17 +7,16 @@ import json
 import sys
 from dataclasses import replace
 
-from axiom.agent.drain import drain
+from axiom.cli.agent import drain_spool
 from axiom.config import AxiomConfig
 from axiom.conflicts.queries import statuses_as_of
 from axiom.entries.queries import entry_history, get_entry, list_entries
-from axiom.evidence.citations import get_citation, normalize_citation_id
+from axiom.evidence.citations import Citation, get_citation, normalize_citation_id
 from axiom.forgetting.forget import finish_pending
 from axiom.observability.progress import Bar, wanted
 from axiom.pipeline.batch import process_sessions, stored_session_ids, summarize
 from axiom.pipeline.export import export_lines
 from axiom.pipeline.process import ProcessReport
-from axiom.settings import Settings
 from axiom.store.db import Database
 from axiom.store.migrate import open_database
 from axiom.store.timepoints import parse_timepoint
@@ -34,7 +33,7 @@ def process_with_progress(db: Database, ids: list[str], quiet: bool) -> list[Pro
 def cmd_process(args: argparse.Namespace) -> int:
     db = open_database()
     finish_pending(db, AxiomConfig.from_env())
-    drain(db, Settings.from_env().data_dir)
+    drain_spool(db)
     ids = args.session_ids or stored_session_ids(db)
     reports = process_with_progress(db, ids, args.quiet)
     print(summarize(reports))
@@ -100,7 +99,7 @@ def cmd_cite(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(citation.to_json(), ensure_ascii=False, indent=2))
         return 0
-    print(f"[{citation.citation_id}] {citation.entry_title or citation.entry_id}")
+    print(f"[{citation.citation_id}] {_cited(citation)}")
     print(
         f"session {citation.session_id}, message {citation.message_index} ({citation.role}),"
         f" chars {citation.span_start}-{citation.span_end}, {citation.method}"
@@ -111,6 +110,15 @@ def cmd_cite(args: argparse.Namespace) -> int:
         )
     print(f"...{citation.before}>>>{citation.quote}<<<{citation.after}...")
     return 0
+
+
+def _cited(citation: Citation) -> str:
+    """What a citation points at: its memory, or (a message citation has no memory) the
+    message itself, by speaker and session."""
+    if citation.entry_id is not None:
+        return citation.entry_title or citation.entry_id
+    speaker = f"{citation.role} message" if citation.role else "message"
+    return f"{speaker} {citation.message_index} of session {citation.session_id}"
 
 
 def register(sub: argparse._SubParsersAction) -> None:

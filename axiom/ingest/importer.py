@@ -45,6 +45,9 @@ class ImportReport:
     # version held messages this import lacked and that gained from it, and the messages
     # that were new to their session or a new version of a stored one.
     sessions_merged: int = 0
+    # Stored sessions this import held whole and grew (or edited): a transcript file read
+    # again after Claude Code appended to it.
+    sessions_extended: int = 0
     messages_added: int = 0
     messages_changed: int = 0
     issues: list[InputIssue] = field(default_factory=list)
@@ -52,7 +55,12 @@ class ImportReport:
 
     @property
     def imported_anything(self) -> bool:
-        return bool(self.sessions_new or self.sessions_unchanged or self.sessions_merged)
+        return bool(
+            self.sessions_new
+            or self.sessions_unchanged
+            or self.sessions_merged
+            or self.sessions_extended
+        )
 
 
 def ingest_dedupe_key(transcript: Transcript) -> str:
@@ -249,5 +257,7 @@ def _import_file(
             report.sessions_unchanged += 1
         elif result.counts.merged:
             report.sessions_merged += 1
+        elif result.counts.extended:
+            report.sessions_extended += 1
         else:
             report.sessions_new += 1

@@ -38,11 +38,18 @@ class MergeCounts:
     added: int = 0  # messages new to the session
     changed: int = 0  # messages whose text is a new version
     kept: int = 0  # stored messages the incoming transcript did not hold
+    existing: bool = False  # the session was stored before
 
     @property
     def merged(self) -> bool:
         """Both sides contributed: the stored version had messages the incoming lacked."""
         return self.kept > 0 and (self.added > 0 or self.changed > 0)
+
+    @property
+    def extended(self) -> bool:
+        """A stored session grew (or had messages edited) and the incoming transcript holds
+        all of it: a file imported again after Claude Code appended to it."""
+        return self.existing and self.kept == 0 and (self.added > 0 or self.changed > 0)
 
 
 def message_key(message: Message) -> str:
@@ -62,7 +69,7 @@ def merge_transcripts(
     added = [k for k in new if k not in old]
     changed = [k for k in new if k in old and new[k].text != old[k].text]
     kept = [k for k in old if k not in new]
-    counts = MergeCounts(len(added), len(changed), len(kept))
+    counts = MergeCounts(len(added), len(changed), len(kept), existing=True)
     if not added and not changed:
         return stored, counts
     if not kept:  # the incoming transcript holds the whole session: take it as it is

@@ -24,7 +24,7 @@ from axiom.evidence.citations import get_citation
 from axiom.mcp.client_config import SERVER_NAME
 from axiom.retrieval.confidence import relevance
 from axiom.retrieval.disclosure import details, index_item, parse_hit_id, timeline
-from axiom.retrieval.query import MAX_K, MODES
+from axiom.retrieval.query import MAX_K, MODES, QueryError
 from axiom.retrieval.search import SearchService
 from axiom.store import snapshots
 from axiom.store.migrate import open_database
@@ -53,7 +53,10 @@ class MemoryTools:
     def search(self, query: str, k: int = 10, mode: str = "hybrid") -> dict[str, Any]:
         if mode not in MODES:
             raise ToolError(f"mode must be one of {', '.join(MODES)}")
-        result = self.service().search(query, k=max(1, min(int(k), MAX_K)), mode=mode)
+        try:
+            result = self.service().search(query, k=max(1, min(int(k), MAX_K)), mode=mode)
+        except QueryError as exc:  # an empty or blank query: the agent's argument, not a crash
+            raise ToolError(str(exc)) from exc
         hits = [{**index_item(h), "relevance": relevance(h)} for h in result.hits]
         return {
             "query": result.query,

@@ -37,6 +37,7 @@ import fcntl
 import math
 import os
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -420,5 +421,13 @@ def purge_rows(lancedb_dir: Path | str, ids: Sequence[str], session_ids: Sequenc
                 quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in doomed)
                 table.delete(f"id IN ({quoted})")
                 deleted += len(doomed)
-            table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            with warnings.catch_warnings():
+                # LanceDB warns that a zero grace period breaks concurrent readers and
+                # writers of older versions. That is the point here (no version holding the
+                # forgotten text may stay) and the writer lock keeps other writers out, so
+                # the warning would only alarm the person who asked to forget.
+                warnings.filterwarnings(
+                    "ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning
+                )
+                table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
     return deleted

@@ -67,14 +67,32 @@ def test_import_without_a_path_filters_by_project_and_date(tmp_path: Path) -> No
     env = child_env(HOME=str(home), AXIOM_DATA_DIR=str(tmp_path / "data"))
     env.pop("CLAUDE_CONFIG_DIR", None)
     other = run_axiom("import", "--no-process", "--quiet", "--project", "elsewhere", env=env)
-    assert other.returncode == 1 and "no Claude Code transcripts" in other.stderr
+    assert other.returncode == 1
+    assert "1 Claude Code transcript(s) found under" in other.stderr
+    assert "none matched --project=elsewhere" in other.stderr
     later = run_axiom("import", "--no-process", "--quiet", "--since", "2999-01-01", env=env)
-    assert later.returncode == 1
+    assert later.returncode == 1 and "none matched --since=2999-01-01" in later.stderr
+    no_value = run_axiom("import", "--project", env=env)
+    assert no_value.returncode == 2 and "--project=-home-me-shop" in no_value.stderr
     bad = run_axiom("import", "--since", "yesterday", env=env)
     assert bad.returncode == 2 and "ISO date" in bad.stderr
     found = run_axiom("import", "--no-process", "--quiet", "--project", "axiom", env=env)
     assert found.returncode == 0, found.stderr
     assert "1 new session(s)" in found.stdout
+    # Claude Code's folder name starts with "-": it is the value, not another option
+    folder = run_axiom("import", "--no-process", "--project", "-home-dev-axiom", env=env)
+    assert folder.returncode == 0, folder.stderr
+    assert "0 new session(s), 1 unchanged" in folder.stdout
+
+
+@pytest.mark.slow
+def test_import_with_no_transcripts_at_all_says_so(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".claude" / "projects").mkdir(parents=True)
+    env = child_env(HOME=str(home), AXIOM_DATA_DIR=str(tmp_path / "data"))
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    done = run_axiom("import", "--no-process", "--project", "-home-me-shop", env=env)
+    assert done.returncode == 1 and "no Claude Code transcripts found under" in done.stderr
 
 
 def test_a_spooled_transcript_outside_the_import_roots_is_not_imported(
@@ -100,3 +118,27 @@ def test_a_spooled_transcript_outside_the_import_roots_is_not_imported(
     spool.write(data_dir, "Stop", payload("Stop", inside))  # the same one inside is imported
     assert drain(db, data_dir).transcripts == 1
     assert _sessions(data_dir) == [(SAMPLE_SESSION, 12)]
+
+
+@pytest.mark.slow
+def test_process_says_which_spooled_payloads_failed_and_why(tmp_path: Path) -> None:
+    """`process` drains the spool first: a payload it moves to spool/failed/ is named with
+    its reason on stderr, not only counted as "processed 0 session(s)"."""
+    home = fake_home(tmp_path)
+    data_dir = tmp_path / "data"
+    outside = tmp_path / "elsewhere" / "private.jsonl"
+    outside.parent.mkdir()
+    outside.write_bytes(next((home / ".claude" / "projects").rglob("*.jsonl")).read_bytes())
+    open_database(AxiomConfig(data_dir=data_dir))
+    for event in ("Stop", "SessionEnd"):
+        spool.write(data_dir, event, payload(event, outside))
+    env = child_env(
+        AXIOM_DATA_DIR=str(data_dir), AXIOM_IMPORT_ROOTS=str(home / ".claude" / "projects")
+    )
+    done = run_axiom("process", "--quiet", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "2 failed" in done.stderr
+    (line,) = [x for x in done.stderr.splitlines() if "moved to" in x]
+    assert line.startswith("spool: 2 payload(s) moved to")
+    assert str(spool.spool_dir(data_dir) / "failed") in line
+    assert "outside the import roots" in line

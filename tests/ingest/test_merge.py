@@ -188,6 +188,27 @@ def test_the_cli_summary_counts_what_was_merged(data_dir: Path, tmp_path: Path) 
     assert "7 message(s) (5 added, 0 changed)" in out
 
 
+def test_the_cli_summary_says_a_grown_session_was_extended(data_dir: Path, tmp_path: Path) -> None:
+    """A truncated copy of a session, then the whole file: the session is not new again."""
+    lines = _chain(SID, 11)
+    part = _write(tmp_path / "part.jsonl", lines[:3])
+    whole = _write(tmp_path / "whole.jsonl", lines)
+    assert run_cli(data_dir, "import", "--no-process", str(part)).returncode == 0
+    grown = run_cli(data_dir, "import", "--no-process", str(whole))
+    assert grown.returncode == 0, grown.stderr
+    assert "0 new session(s), 0 unchanged, 0 merged, 1 extended" in grown.stdout
+    assert "11 message(s) (8 added, 0 changed)" in grown.stdout
+
+
+def test_a_session_that_grew_counts_as_extended_not_new(db: Database, tmp_path: Path) -> None:
+    lines = _chain(SID, 6)
+    first = import_paths(db, [_write(tmp_path / "a.jsonl", lines[:2])])
+    grown = import_paths(db, [_write(tmp_path / "b.jsonl", lines)])
+    assert (first.sessions_new, first.sessions_extended) == (1, 0)
+    assert (grown.sessions_new, grown.sessions_extended, grown.messages_added) == (0, 1, 4)
+    assert _uuids(db, SID) == [f"m{n:03d}" for n in range(6)]
+
+
 def test_a_part_never_supersedes_the_entries_of_the_messages_it_lacks(
     db: Database, tmp_path: Path
 ) -> None:

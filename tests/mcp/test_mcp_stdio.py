@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 from mcp.client.session import ClientSession
@@ -31,7 +32,7 @@ def _json(result) -> dict:  # noqa: ANN001 - a CallToolResult
     return json.loads(result.content[0].text)
 
 
-async def _talk(data_dir: Path) -> dict:
+async def _talk(data_dir: Path, errlog: TextIO) -> dict:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "axiom", "mcp"],
@@ -39,7 +40,10 @@ async def _talk(data_dir: Path) -> dict:
         cwd=ROOT,
     )
     out: dict = {}
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         out["tools"] = sorted(t.name for t in (await session.list_tools()).tools)
         found = _json(
@@ -55,12 +59,18 @@ async def _talk(data_dir: Path) -> dict:
         out["cite"] = _json(await session.call_tool("mem-cite", {"citation": entry["citation"]}))
         out["bad"] = await session.call_tool("mem-details", {"id": "nonsense"})
         out["bad_cite"] = await session.call_tool("mem-cite", {"citation": "mem:nonexistent"})
+        out["empty"] = [
+            await session.call_tool("mem-search", {"query": query}) for query in ("", "   ")
+        ]
     return out
 
 
 @pytest.mark.slow
-def test_an_mcp_client_searches_and_opens_hits_over_stdio(data_dir: Path) -> None:
-    out = asyncio.run(_talk(data_dir))
+def test_an_mcp_client_searches_and_opens_hits_over_stdio(data_dir: Path, tmp_path: Path) -> None:
+    with (tmp_path / "server.err").open("w+", encoding="utf-8") as errlog:
+        out = asyncio.run(_talk(data_dir, errlog))
+        errlog.seek(0)
+        server_log = errlog.read()
     assert out["tools"] == ["mem-cite", "mem-details", "mem-search", "mem-timeline"]
     hits = out["search"]["hits"]
     assert hits and {"id", "summary", "score", "citation", "relevance"} <= set(hits[0])
@@ -78,3 +88,7 @@ def test_an_mcp_client_searches_and_opens_hits_over_stdio(data_dir: Path) -> Non
     assert out["bad_cite"].is_error
     assert "unknown citation mem:nonexistent" in out["bad_cite"].content[0].text
     assert "not a search hit id" in out["bad"].content[0].text
+    # an empty or blank query is the agent's mistake: a clear tool error, no server traceback
+    for empty in out["empty"]:
+        assert empty.is_error and "the query is empty" in empty.content[0].text
+    assert "Traceback" not in server_log, server_log

@@ -35,6 +35,7 @@ def test_it_ingests_a_file_sent_through_the_broker(
         "sessions_new": 1,
         "sessions_unchanged": 0,
         "sessions_merged": 0,
+        "sessions_extended": 0,
         "messages": len(transcript.messages),
         "messages_added": len(transcript.messages),
         "issues": [],

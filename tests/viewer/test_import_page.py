@@ -67,6 +67,7 @@ def test_an_uploaded_file_is_imported_and_the_summary_shows_new_and_broken_lines
     assert summary(page) == {
         "sessions_new": 1,
         "sessions_merged": 0,
+        "sessions_extended": 0,
         "sessions_unchanged": 0,
         "messages_added": len(transcript.messages),
         "messages": len(transcript.messages),
