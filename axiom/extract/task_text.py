@@ -60,19 +60,19 @@ _SUBJECT = r"(?:[^\W\d][\w ]{0,20}[:：]\s*)?(?P<subj>[^\s,;:!?][^,;:!?]{1,80}?)
 _BE = r"(?:is|are|was|were|has\s+been|have\s+been|got|'s|'re)"
 _STATUS_EN: list[tuple[re.Pattern[str], TaskStatus]] = [
     (
-        _rx(rf"^\W*{_SUBJECT}\s+{_BE}\s+(?:still|again)\s+blocked\b(?!\s+(?:by|on)\b)"),
+        _rx(rf"^[^\w#]*{_SUBJECT}\s+{_BE}\s+(?:still|again)\s+blocked\b(?!\s+(?:by|on)\b)"),
         "blocked",
     ),
     (
         _rx(
-            rf"^\W*{_SUBJECT}\s+{_BE}\s+(?:now\s+|finally\s+)?(?:unblocked|no\s+longer\s+blocked"
+            rf"^[^\w#]*{_SUBJECT}\s+{_BE}\s+(?:now\s+|finally\s+)?(?:unblocked|no\s+longer\s+blocked"
             r"|not\s+blocked\s+any\s?more)\b"
         ),
         "in_progress",
     ),
     (
         _rx(
-            rf"^\W*{_SUBJECT}\s+{_BE}\s+(?:now\s+|finally\s+|all\s+|completely\s+)?(?:done"
+            rf"^[^\w#]*{_SUBJECT}\s+{_BE}\s+(?:now\s+|finally\s+|all\s+|completely\s+)?(?:done"
             r"|finished|complete|completed|merged|shipped|closed|fixed|resolved)\b"
         ),
         "done",

@@ -59,6 +59,7 @@ so an unexpected error while planning is recorded as ``task_input_rejected``
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
@@ -547,10 +548,8 @@ class TaskResolver:
         a task left with none is no longer blocked). None when it names no known blocker;
         ``[]`` when it does but blocks nothing (any more: a re-run appends nothing)."""
         ids = [entity_id_for(k) for k in artifact_keys_in(title)]
-        try:
+        with contextlib.suppress(ValueError):
             ids.append(entity_id_for(condition_key_for_text(self.project, title)))
-        except ValueError:
-            pass
         known = self.conn.execute(
             "SELECT count(*) FROM entities WHERE entity_id IN (SELECT unnest(?))", [ids]
         ).fetchone()

@@ -178,3 +178,17 @@ def test_first_person_work_in_progress_becomes_a_task_small_talk_does_not(
         "Refactor the billing module": "in_progress",
         "Deploy": "blocked",
     }
+
+
+def test_an_issue_number_or_a_condition_reported_done_unblocks_too(
+    db: Database, tmp_path: Path
+) -> None:
+    _run(
+        db,
+        tmp_path,
+        "s1",
+        "The export is blocked by #412.",
+        "The upload is blocked by the security review.",
+    )
+    _run(db, tmp_path, "s2", "#412 was closed.", "The security review is done.")
+    assert _tasks(db) == {"Export": "pending", "Upload": "pending"}
