@@ -27,7 +27,8 @@ For each `TaskMention`, in order:
    artifact by its key, or a condition by its text). Then that blocker is taken off each
    open task it blocks (`decide_blocker_resolved`, also through a condition resolving to
    it), and a task left with none goes back to pending; a task whose status was observed
-   later than the report is left alone.
+   later than the report is left alone. A task that becomes done is taken off the tasks
+   it blocks the same way.
 4. **Stale observations.** A mention observed before the newest status observation
    already recorded for the task (``observed_at`` older) does not move status or
    priority: a differing status is recorded as ``task_transition_rejected`` with reason
@@ -77,6 +78,7 @@ from axiom.store.event_types import (
     TASK_CREATED,
     TASK_INPUT_REJECTED,
     TASK_MENTIONED,
+    TASK_STATUS_CHANGED,
     TASK_TRANSITION_REJECTED,
 )
 from axiom.store.events import EventStore, NewEvent, StoredEvent
@@ -510,6 +512,9 @@ class TaskResolver:
             self._task_event(event_type, payload, task_id, mkey, where, session_id)
             for event_type, payload in plan.decided
         ]
+        if any(t == TASK_STATUS_CHANGED and p["to"] == DONE for t, p in plan.decided):
+            reason = f"{title} done in entry {entry_id}"  # its dependants are unblocked
+            plan.extra.extend(self._unblock([task_id], m, mkey, reason))
         declarations = self._declarations(
             plan.decided, plan.resolved, task_id, entry_id, session_id
         )
@@ -544,9 +549,9 @@ class TaskResolver:
 
     def _plan_blocker_done(self, m: TaskMention, mkey: str, title: str) -> list[NewEvent] | None:
         """Step 3b: "OPS-55 is done" names a blocker (an artifact by its key, or a condition
-        by its text): it is taken off every open task it blocks (`decide_blocker_resolved`;
-        a task left with none is no longer blocked). None when it names no known blocker;
-        ``[]`` when it does but blocks nothing (any more: a re-run appends nothing)."""
+        by its text): it is taken off every open task it blocks (`_unblock`). None when it
+        names no known blocker; ``[]`` when it does but blocks nothing (any more: a re-run
+        appends nothing)."""
         ids = [entity_id_for(k) for k in artifact_keys_in(title)]
         with contextlib.suppress(ValueError):
             ids.append(entity_id_for(condition_key_for_text(self.project, title)))
@@ -555,10 +560,15 @@ class TaskResolver:
         ).fetchone()
         if not known or not known[0]:
             return None
+        return self._unblock(ids, m, mkey, f"{title} reported done in entry {m.entry_id}")
+
+    def _unblock(self, ids: list[str], m: TaskMention, mkey: str, reason: str) -> list[NewEvent]:
+        """`decide_blocker_resolved` for every open task that `ids` block (a task left
+        with no blocker is no longer blocked), skipping a task whose status was observed
+        after `m`."""
         entry_id, session_id = m.entry_id.strip(), m.session_id
         observed = _naive_utc(m.observed_at)
         where = _where(m, entry_id, session_id, observed)
-        reason = f"{title} reported done in entry {entry_id}"
         out: list[NewEvent] = []
         states: dict[str, TaskState] = {}
         for task_id, declared in tasks_blocked_by(self.conn, ids):

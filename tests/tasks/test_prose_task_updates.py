@@ -192,3 +192,17 @@ def test_an_issue_number_or_a_condition_reported_done_unblocks_too(
     )
     _run(db, tmp_path, "s2", "#412 was closed.", "The security review is done.")
     assert _tasks(db) == {"Export": "pending", "Upload": "pending"}
+
+
+def test_a_task_that_is_done_unblocks_the_tasks_it_blocked(db: Database, tmp_path: Path) -> None:
+    _run(
+        db,
+        tmp_path,
+        "s1",
+        "TODO: rotate the certificates.",
+        "The deploy is blocked by rotate the certificates.",
+    )
+    assert _tasks(db) == {"Rotate the certificates": "pending", "Deploy": "blocked"}
+    _run(db, tmp_path, "s2", "Rotate the certificates is done.")
+    assert _tasks(db) == {"Rotate the certificates": "done", "Deploy": "pending"}
+    assert _blocked(db) == []
