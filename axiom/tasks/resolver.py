@@ -28,8 +28,7 @@ For each `TaskMention`, in order:
    open task it blocks (`decide_blocker_resolved`, also through a condition resolving to
    it), and a task left with none goes back to pending; a task whose status was observed
    later than the report is left alone. A task that becomes done is taken off the tasks
-   it blocks the same way. A prose mention saying only that a task is to do ("TODO: fix
-   X", status pending) does not move a task in progress back to pending.
+   it blocks the same way.
 4. **Stale observations.** A mention observed before the newest status observation
    already recorded for the task (``observed_at`` older) does not move status or
    priority: a differing status is recorded as ``task_transition_rejected`` with reason
@@ -104,8 +103,6 @@ from axiom.tasks.queries import tasks_blocked_by
 from axiom.tasks.state import (
     BLOCKED,
     DONE,
-    IN_PROGRESS,
-    PENDING,
     BlockerRef,
     Event,
     TaskState,
@@ -623,8 +620,6 @@ class TaskResolver:
         if loaded is None:  # projection out of step with the alias table
             raise LookupError(f"task {task_id} is matched but has no projected state")
         state, data = loaded
-        if status == PENDING and m.source == "text" and state.status == IN_PROGRESS:
-            status = None  # "TODO: fix X" in prose restates X; it does not stop the work on it
         last = _naive_utc(data.get("last_status_observed_at"))
         stale = observed is not None and last is not None and observed < last
         needs_blockers = bool(m.blocked_by) or status == BLOCKED

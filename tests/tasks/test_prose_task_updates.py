@@ -206,10 +206,3 @@ def test_a_task_that_is_done_unblocks_the_tasks_it_blocked(db: Database, tmp_pat
     _run(db, tmp_path, "s2", "Rotate the certificates is done.")
     assert _tasks(db) == {"Rotate the certificates": "done", "Deploy": "pending"}
     assert _blocked(db) == []
-
-
-def test_a_todo_restating_work_in_progress_keeps_it_in_progress(
-    db: Database, tmp_path: Path
-) -> None:
-    _run(db, tmp_path, "s1", "I'm fixing the login bug.", "TODO: fix the login bug.")
-    assert _tasks(db) == {"Fix the login bug": "in_progress"}
