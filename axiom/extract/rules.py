@@ -75,6 +75,7 @@ from axiom.extract.task_text import (
     clauses,
     status_update,
     vague_title,
+    work_verb,
     working_on,
 )
 from axiom.extract.types import (
@@ -92,11 +93,12 @@ from axiom.extract.types import (
 )
 from axiom.ingest.transcript import Message, Transcript
 
-RULESET_VERSION = "axiom.extract.rules/5"
+RULESET_VERSION = "axiom.extract.rules/6"
 # 2: TodoWrite problems kept as task_problems; 3: TodoWrite items quoted from the list
 # the Claude Code parser writes into the message text, which prose rules skip; 4: stated
 # facts with subject/value/changes (axiom.extract.facts), tag questions read; 5: shared
-# photos the speaker points at, things named before the verb, replies naming what was asked
+# photos the speaker points at, things named before the verb, replies naming what was asked;
+# 6: "I'm fixing X" as current work, ", so" splits clauses, "X is fixed/closed" is done
 """Bump whenever a rule changes: its hash is the `prompt_hash` recorded with every build."""
 
 RULES_PROMPT_HASH = hashlib.sha256(RULESET_VERSION.encode("utf-8")).hexdigest()
@@ -757,7 +759,9 @@ class _Run:
             if blocked and blocked.start() > what.start("what"):
                 cut = sentence[what.start("what") : blocked.start()]
             if working is not None:  # "I'm working on the retry logic now" → "Retry logic"
-                cut = _ARTICLE.sub("", _NOW_TAIL.sub("", _cut_clause(cut)))
+                cut = _NOW_TAIL.sub("", _cut_clause(cut))
+                verb = work_verb(working)  # "I'm fixing the login bug" → "Fix the login bug"
+                cut = f"{verb} {cut}" if verb else _ARTICLE.sub("", cut)
             title = _title(_cut_clause(cut), capitalize=True)
             if vague_title(title) or (len(title) < 3 and not (blocked or ko_blocked)):
                 return False  # "TODO: Fix", "do it", "… where you need to be" name no task

@@ -1,13 +1,15 @@
 """Task mentions in prose, beyond "need to" / "blocked by": the pieces `rules` uses.
 
-* `clauses(sentence)`: a compound sentence split at ";" and ", and then" / "and then", so
-  "I'm on the retry logic; the export is blocked by OPS-77" is two mentions, not one task
-  titled with both clauses.
+* `clauses(sentence)`: a compound sentence split at ";", ", and then" / "and then" and
+  ", so", so "I'm on the retry logic; the export is blocked by OPS-77" and "OPS-55 is
+  done, so the deploy is unblocked" are two mentions each, not one task titled with both.
 * `status_update(clause)`: "X is still blocked", "X is unblocked" / "no longer blocked",
-  "X is done" / "Done: X", "X 완료", "X 막힘 해제" — a status for a task named by its
-  subject. These only update a task that already exists (`TaskFields.update_only`): "the
-  pizza is done" creates nothing.
-* `working_on(clause)`: "I'm working on X" → X, in progress.
+  "X is done" (finished, merged, fixed, closed, resolved, …) / "Done: X", "X 완료", "X 막힘
+  해제" — a status for a task named by its subject. These only update a task that already
+  exists (`TaskFields.update_only`): "the pizza is done" creates nothing. When X is a
+  blocker instead ("OPS-55 is done"), the task resolver takes it off what it blocks.
+* `working_on(clause)`: "I'm working on X" → X, "I'm fixing X" → "Fix X", in progress
+  (a fixed set of work verbs; `work_verb` gives the base form).
 * `artifacts_in(text)`: ticket keys (OPS-77), issue numbers (#412, owner/repo#12) and URLs,
   so a blocker keeps them even when its text is cut at a parenthesis or a comma.
 * `vague_title(title)`: "Fix", "Do it", "Handle that", "Do something about it" name no task.
@@ -27,7 +29,7 @@ def _rx(pattern: str, flags: int = re.I) -> re.Pattern[str]:
     return re.compile(pattern.replace("'", "['’]"), flags)
 
 
-_CLAUSE_BREAK = _rx(r"\s*;\s*|,?\s+and\s+then\s+|\s+[-–—]\s+(?=\S)")
+_CLAUSE_BREAK = _rx(r"\s*;\s*|,?\s+and\s+then\s+|,\s+so\s+(?!that\b)|\s+[-–—]\s+(?=\S)")
 
 
 def clauses(sentence: str) -> list[tuple[int, int]]:
@@ -58,26 +60,28 @@ _SUBJECT = r"(?:[^\W\d][\w ]{0,20}[:：]\s*)?(?P<subj>[^\s,;:!?][^,;:!?]{1,80}?)
 _BE = r"(?:is|are|was|were|has\s+been|have\s+been|got|'s|'re)"
 _STATUS_EN: list[tuple[re.Pattern[str], TaskStatus]] = [
     (
-        _rx(rf"^\W*{_SUBJECT}\s+{_BE}\s+(?:still|again)\s+blocked\b(?!\s+(?:by|on)\b)"),
+        _rx(rf"^[^\w#]*{_SUBJECT}\s+{_BE}\s+(?:still|again)\s+blocked\b(?!\s+(?:by|on)\b)"),
         "blocked",
     ),
     (
         _rx(
-            rf"^\W*{_SUBJECT}\s+{_BE}\s+(?:now\s+|finally\s+)?(?:unblocked|no\s+longer\s+blocked"
+            rf"^[^\w#]*{_SUBJECT}\s+{_BE}\s+(?:now\s+|finally\s+)?(?:unblocked|no\s+longer\s+blocked"
             r"|not\s+blocked\s+any\s?more)\b"
         ),
         "in_progress",
     ),
     (
         _rx(
-            rf"^\W*{_SUBJECT}\s+{_BE}\s+(?:now\s+|finally\s+|all\s+|completely\s+)?(?:done"
-            r"|finished|complete|completed|merged|shipped)\b"
+            rf"^[^\w#]*{_SUBJECT}\s+{_BE}\s+(?:now\s+|finally\s+|all\s+|completely\s+)?(?:done"
+            r"|finished|complete|completed|merged|shipped|closed|fixed|resolved)\b"
         ),
         "done",
     ),
     (_rx(r"^\W*(?:done|finished|completed)\s*[:：\-–]\s*(?P<subj>\S[^;!?]{1,80})"), "done"),
 ]
-_STATUS_HINT = re.compile(r"blocked|done|finished|complete|merged|shipped|완료|막혀|막힘", re.I)
+_STATUS_HINT = re.compile(
+    r"blocked|done|finished|complete|merged|shipped|closed|fixed|resolved|완료|막혀|막힘", re.I
+)
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 _KO_SUBJECT = r"(?P<subj>[^\s,.!?][^,.!?]{0,40}?)"
 _STATUS_KO: list[tuple[re.Pattern[str], TaskStatus]] = [
@@ -120,15 +124,71 @@ def status_update(clause: str) -> StatusUpdate | None:
     return None
 
 
+# "I'm <verb>ing <object>" is current work for these verbs only, so small talk ("I'm
+# feeling good", "I'm going for my dreams") is not a task. The code verbs take any object;
+# the general ones only one introduced by an article or demonstrative ("I'm updating the
+# schema", not "I'm writing all my plans down").
+_CODE_VERBS = {
+    "fixing": "fix",
+    "debugging": "debug",
+    "refactoring": "refactor",
+    "implementing": "implement",
+    "migrating": "migrate",
+    "deploying": "deploy",
+    "profiling": "profile",
+    "benchmarking": "benchmark",
+    "bisecting": "bisect",
+    "triaging": "triage",
+    "patching": "patch",
+    "porting": "port",
+    "reworking": "rework",
+    "rewriting": "rewrite",
+    "investigating": "investigate",
+}
+_GENERAL_VERBS = {
+    "adding": "add",
+    "building": "build",
+    "cleaning up": "clean up",
+    "configuring": "configure",
+    "documenting": "document",
+    "integrating": "integrate",
+    "optimizing": "optimize",
+    "removing": "remove",
+    "renaming": "rename",
+    "replacing": "replace",
+    "reviewing": "review",
+    "setting up": "set up",
+    "testing": "test",
+    "tracking down": "track down",
+    "updating": "update",
+    "upgrading": "upgrade",
+    "wiring up": "wire up",
+    "writing": "write",
+}
+_WORK_VERB = "|".join(v.replace(" ", r"\s+") for v in sorted({**_CODE_VERBS, **_GENERAL_VERBS}))
 _WORKING_ON = _rx(
-    r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:currently\s+|now\s+|still\s+)?working\s+on\s+"
+    r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:currently\s+|now\s+|still\s+|just\s+)?"
+    rf"(?:working\s+on|(?P<verb>{_WORK_VERB}))\s+(?!to\b|for\b|with\b)"
     r"(?P<what>\S[^;!?]{2,120})"
 )
+_DETERMINER = _rx(r"(?:the|a|an|our|this|that|these|those)\s")
 
 
 def working_on(clause: str) -> re.Match[str] | None:
-    """ "I'm working on the retry logic" → a match whose group "what" is the task."""
-    return _WORKING_ON.search(clause)
+    """ "I'm working on the retry logic", "I'm fixing the login bug" → a match whose group
+    "what" is the task (group "verb" holds the verb, when it is not "working on")."""
+    for m in _WORKING_ON.finditer(clause):
+        verb = " ".join((m.group("verb") or "").lower().split())
+        if verb in _GENERAL_VERBS and not _DETERMINER.match(m.group("what")):
+            continue
+        return m
+    return None
+
+
+def work_verb(match: re.Match[str]) -> str | None:
+    """The base form of a `working_on` match's verb ("fixing" → "fix"), None for "working on"."""
+    verb = " ".join((match.group("verb") or "").lower().split())
+    return _CODE_VERBS.get(verb) or _GENERAL_VERBS.get(verb)
 
 
 _ARTIFACT = re.compile(

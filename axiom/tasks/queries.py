@@ -46,6 +46,7 @@ __all__ = [
     "list_tasks_with_only_suggested_blockers",
     "list_tasks_with_placeholder_blocker",
     "task_history",
+    "tasks_blocked_by",
 ]
 
 HISTORY_TYPES = tuple(sorted(TASK_EVENT_TYPES | {TASK_MENTIONED, TASK_INPUT_REJECTED}))
@@ -380,6 +381,21 @@ def _edge_blockers(conn: duckdb.DuckDBPyConnection, task_id: str, rel: str) -> l
         )
         for r in rows
     ]
+
+
+def tasks_blocked_by(
+    conn: duckdb.DuckDBPyConnection, entity_ids: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(task_id, declared blocker id) of every task that `entity_ids` block, directly or
+    through a condition resolving to one of them: what "OPS-55 is done" unblocks."""
+    if not entity_ids:
+        return []
+    return conn.execute(
+        "SELECT DISTINCT task_id, declared_blocker_id FROM v_task_blockers_effective"
+        " WHERE blocker_id IN (SELECT unnest(?)) OR declared_blocker_id IN (SELECT unnest(?))"
+        " ORDER BY task_id, declared_blocker_id",
+        [list(entity_ids), list(entity_ids)],
+    ).fetchall()
 
 
 def tasks_to_embed(

@@ -23,7 +23,12 @@ For each `TaskMention`, in order:
    without blockers gets a placeholder condition). Non-strict candidates are kept on the
    receipt as possible duplicates. A mention marked `update_only` (a status report from
    prose) that matches no task creates none: one ``task_input_rejected`` with reason
-   ``no_task_to_update``.
+   ``no_task_to_update`` — unless it says "done" of a blocker ("OPS-55 is done": an
+   artifact by its key, or a condition by its text). Then that blocker is taken off each
+   open task it blocks (`decide_blocker_resolved`, also through a condition resolving to
+   it), and a task left with none goes back to pending; a task whose status was observed
+   later than the report is left alone. A task that becomes done is taken off the tasks
+   it blocks the same way.
 4. **Stale observations.** A mention observed before the newest status observation
    already recorded for the task (``observed_at`` older) does not move status or
    priority: a differing status is recorded as ``task_transition_rejected`` with reason
@@ -55,6 +60,7 @@ so an unexpected error while planning is recorded as ``task_input_rejected``
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
@@ -72,6 +78,7 @@ from axiom.store.event_types import (
     TASK_CREATED,
     TASK_INPUT_REJECTED,
     TASK_MENTIONED,
+    TASK_STATUS_CHANGED,
     TASK_TRANSITION_REJECTED,
 )
 from axiom.store.events import EventStore, NewEvent, StoredEvent
@@ -82,10 +89,17 @@ from axiom.tasks.blockers import (
     blocker_match_text,
     condition_key_for_text,
 )
-from axiom.tasks.canonical import entity_id_for, normalize_project, normalize_text, task_key
+from axiom.tasks.canonical import (
+    artifact_keys_in,
+    entity_id_for,
+    normalize_project,
+    normalize_text,
+    task_key,
+)
 from axiom.tasks.events import digest, mention_key
 from axiom.tasks.matcher import MatchResult, TaskMatcher, VectorSearch, candidates_json
 from axiom.tasks.projector import TaskProjector
+from axiom.tasks.queries import tasks_blocked_by
 from axiom.tasks.state import (
     BLOCKED,
     DONE,
@@ -94,6 +108,7 @@ from axiom.tasks.state import (
     TaskState,
     coerce_priority,
     coerce_status,
+    decide_blocker_resolved,
     decide_blockers,
     decide_create,
     decide_priority,
@@ -474,6 +489,9 @@ class TaskResolver:
         match = self.matcher.match(title, now=observed)
         target = match.identity or match.strict
         if target is None and m.update_only:  # "X is done" about no known task
+            unblocked = self._plan_blocker_done(m, mkey, title) if status == DONE else None
+            if unblocked is not None:  # … but about a ticket or condition that blocks tasks
+                return unblocked
             return [
                 self._input_rejected(
                     mkey, entry_id, session_id, "mention", title, REASON_NO_TASK_TO_UPDATE
@@ -494,6 +512,9 @@ class TaskResolver:
             self._task_event(event_type, payload, task_id, mkey, where, session_id)
             for event_type, payload in plan.decided
         ]
+        if any(t == TASK_STATUS_CHANGED and p["to"] == DONE for t, p in plan.decided):
+            reason = f"{title} done in entry {entry_id}"  # its dependants are unblocked
+            plan.extra.extend(self._unblock([task_id], m, mkey, reason))
         declarations = self._declarations(
             plan.decided, plan.resolved, task_id, entry_id, session_id
         )
@@ -525,6 +546,43 @@ class TaskResolver:
             session_id,
         )
         return [*declarations, *task_events, *plan.extra, *rejections, receipt]
+
+    def _plan_blocker_done(self, m: TaskMention, mkey: str, title: str) -> list[NewEvent] | None:
+        """Step 3b: "OPS-55 is done" names a blocker (an artifact by its key, or a condition
+        by its text): it is taken off every open task it blocks (`_unblock`). None when it
+        names no known blocker; ``[]`` when it does but blocks nothing (any more: a re-run
+        appends nothing)."""
+        ids = [entity_id_for(k) for k in artifact_keys_in(title)]
+        with contextlib.suppress(ValueError):
+            ids.append(entity_id_for(condition_key_for_text(self.project, title)))
+        known = self.conn.execute(
+            "SELECT count(*) FROM entities WHERE entity_id IN (SELECT unnest(?))", [ids]
+        ).fetchone()
+        if not known or not known[0]:
+            return None
+        return self._unblock(ids, m, mkey, f"{title} reported done in entry {m.entry_id}")
+
+    def _unblock(self, ids: list[str], m: TaskMention, mkey: str, reason: str) -> list[NewEvent]:
+        """`decide_blocker_resolved` for every open task that `ids` block (a task left
+        with no blocker is no longer blocked), skipping a task whose status was observed
+        after `m`."""
+        entry_id, session_id = m.entry_id.strip(), m.session_id
+        observed = _naive_utc(m.observed_at)
+        where = _where(m, entry_id, session_id, observed)
+        out: list[NewEvent] = []
+        states: dict[str, TaskState] = {}
+        for task_id, declared in tasks_blocked_by(self.conn, ids):
+            if task_id not in states:
+                loaded = load_task_state(self.conn, task_id)
+                last = _naive_utc(loaded[1].get("last_status_observed_at")) if loaded else None
+                if loaded is None or (observed and last and observed < last):
+                    continue  # a newer observation of the task wins over this older report
+                states[task_id] = loaded[0]
+            for event_type, payload in decide_blocker_resolved(states[task_id], declared, reason):
+                states[task_id] = evolve(states[task_id], event_type, payload)  # type: ignore[assignment]
+                payload.setdefault("reason", reason)
+                out.append(self._task_event(event_type, payload, task_id, mkey, where, session_id))
+        return out
 
     def _plan_new(
         self,

@@ -35,16 +35,21 @@ Status rules (see `ALLOWED_TRANSITIONS` / `REOPEN_TRANSITIONS`)::
 * ``blocked`` needs at least one blocker: blockers given with the transition are applied
   first; with none given and none present, an auto placeholder condition is inserted.
 * Entering ``done`` clears blockers and suggested blockers.
+* Leaving ``blocked`` for ``pending`` or ``in_progress`` ("the deploy is unblocked")
+  clears the blockers: the status change is followed by ``task_blockers_set`` replace
+  ``[]``, so no open task shows "blocked by" once it is no longer blocked.
+* `decide_blocker_resolved`: one blocker reported resolved ("OPS-55 is done") is taken
+  off; a blocked task left with none goes back to ``pending``.
 
 Blocker rules: ``mode="replace"`` when the evidence was aligned (the list becomes the
 task's blockers), ``mode="suggest"`` otherwise (only adds to ``suggested_blockers``).
 Blockers are identified by ``entity_id``; a list with the same ids as the current one is
 no change. A done task takes no blockers: aligned blockers for it are recorded as
-suggestions. Blockers otherwise persist across status changes until replaced or until
-the task is done (views should read them together with the status).
+suggestions. Blockers otherwise persist until replaced, resolved, the task is unblocked or done.
 
 Invariants (checked by the property tests): after every decision's events are applied,
-``blocked`` ⇒ ≥ 1 blocker and ``done`` ⇒ no blockers; every ``task_status_changed`` is in
+``blocked`` ⇒ ≥ 1 blocker, ``done`` ⇒ no blockers, a task unblocked or with
+every blocker resolved is not ``blocked`` and has none; every ``task_status_changed`` is in
 the tables above; none goes pending → done. The one event-level exception is
 `decide_create` for an initially blocked task: ``task_created(status=blocked)`` is directly
 followed, in the same decision, by the ``task_blockers_set`` that satisfies the rule, so a
@@ -94,6 +99,7 @@ __all__ = [
     "TaskState",
     "coerce_priority",
     "coerce_status",
+    "decide_blocker_resolved",
     "decide_blockers",
     "decide_create",
     "decide_priority",
@@ -602,7 +608,29 @@ def decide_status(
         step_reason = reason if i == len(path) - 1 else f"{IMPLIED_PREFIX}{reason}".rstrip()
         events.append(_status_event(state.task_id, frm, step, step_reason))
         frm = step
+    if state.status == BLOCKED and to in (PENDING, IN_PROGRESS) and state.blockers:
+        events.append(_blockers_event(state.task_id, "replace", ()))  # unblocked: none left
     return events
+
+
+def decide_blocker_resolved(
+    state: TaskState | None, entity_id: str, reason: str = ""
+) -> list[Event]:
+    """Events for "blocker `entity_id` is resolved" (its ticket is done, merged, …).
+
+    * Not one of the task's blockers, or the task is closed → ``[]``.
+    * Other blockers remain → ``task_blockers_set`` replace with the rest.
+    * It was the last one: a blocked task goes to ``pending`` (which clears it, as
+      `decide_status` does); a task in another open status just loses it.
+    """
+    if state is None:
+        raise ValueError("decide_blocker_resolved on a task that does not exist")
+    if state.is_closed or entity_id not in state.blocker_ids:
+        return []
+    rest = [b for b in state.blockers if b.entity_id != entity_id]
+    if not rest and state.status == BLOCKED:
+        return decide_status(state, PENDING, reason)
+    return [_blockers_event(state.task_id, "replace", rest)]
 
 
 def decide_blockers(

@@ -295,6 +295,42 @@ def test_it_reads_korean_task_phrases_with_their_blockers() -> None:
     ]
 
 
+def test_first_person_current_work_and_status_reports_about_tickets() -> None:
+    t = session(
+        ("user", "I'm fixing the login bug; the deploy is blocked by OPS-99."),
+        ("user", "We're currently refactoring the billing module."),
+        ("user", "I'm updating the schema docs."),
+        ("assistant", "OPS-99 is done, so the deploy is unblocked."),
+        ("user", "#412 was closed."),
+    )
+    tasks = of_type(extract(t), "task_note")
+    got = [(e.task.title, e.task.status, e.task.blocked_by, e.task.update_only) for e in tasks]
+    assert got == [
+        ("Fix the login bug", "in_progress", (), False),
+        ("Deploy", "blocked", ("OPS-99",), False),
+        ("Refactor the billing module", "in_progress", (), False),
+        ("Update the schema docs", "in_progress", (), False),
+        ("OPS-99", "done", (), True),
+        ("deploy", "in_progress", (), True),
+        ("#412", "done", (), True),
+    ]
+
+
+_SMALL_TALK_VERBS = ["feeling", "going", "staying", "thinking", "loving", "writing", "updating"]
+_SMALL_TALK_OBJECTS = ["good", "for my dreams", "positive", "of you", "it", "all my plans down"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    who=st.sampled_from(["I'm", "I am", "We're", "I’m"]),
+    verb=st.sampled_from(_SMALL_TALK_VERBS),
+    what=st.sampled_from(_SMALL_TALK_OBJECTS),
+)
+def test_small_talk_in_the_progressive_is_no_task(who: str, verb: str, what: str) -> None:
+    t = session(("user", f"{who} {verb} {what} these days."))
+    assert of_type(extract(t), "task_note") == []
+
+
 # --------------------------------------------------------------------------- TodoWrite
 
 

@@ -165,11 +165,17 @@ def test_task_detail_has_blockers_evidence_blocking_and_the_whole_history(conn) 
     say(conn, "e1", "Rotate the certificate", "in_progress")
     say(conn, "e2", "Deploy", "blocked", "rotate the certificate", "PLAT-142")
     say(conn, "e3", "Deploy", "blocked", "OPS-7", aligned=False)
-    say(conn, "e4", "Deploy", "in_progress")
 
     detail = get_task(conn, tid("Deploy"))
     assert detail is not None
     assert {b.title for b in detail.blockers} == {"Rotate the certificate", "PLAT-142"}
+    assert {b.title for b in detail.suggested_blockers} == {"OPS-7"}
+    cert = get_task(conn, tid("Rotate the certificate"))
+    assert [t.task_id for t in cert.blocking] == [tid("Deploy")]
+
+    say(conn, "e4", "Deploy", "in_progress")  # unblocked: its blockers are cleared
+    detail = get_task(conn, tid("Deploy"))
+    assert detail.blockers == () and detail.effective_blockers == ()
     assert {b.title for b in detail.suggested_blockers} == {"OPS-7"}
     assert [e.entry_id for e in detail.evidence] == ["e2", "e3", "e4"]
     assert [h.event_type for h in detail.history] == [
@@ -179,11 +185,11 @@ def test_task_detail_has_blockers_evidence_blocking_and_the_whole_history(conn) 
         "task_blockers_set",
         "task_mentioned",
         "task_status_changed",
+        "task_blockers_set",
         "task_mentioned",
     ]
     assert "blocked -> in_progress" in detail.history[5].summary()
-    cert = get_task(conn, tid("Rotate the certificate"))
-    assert [t.task_id for t in cert.blocking] == [tid("Deploy")]
+    assert get_task(conn, tid("Rotate the certificate")).blocking == ()
     assert json.dumps(detail.to_json())  # JSON-ready
 
 

@@ -39,6 +39,7 @@ from axiom.tasks.state import (
     TaskState,
     coerce_priority,
     coerce_status,
+    decide_blocker_resolved,
     decide_blockers,
     decide_create,
     decide_priority,
@@ -381,6 +382,23 @@ def test_coerce_vocabulary() -> None:
     assert coerce_priority(None) is None
 
 
+def test_unblocking_clears_the_blockers() -> None:
+    state, _ = run(create(BLOCKED, [JIRA]))
+    events = decide_status(state, IN_PROGRESS, "unblocked")
+    assert [t for t, _ in events] == [TASK_STATUS_CHANGED, TASK_BLOCKERS_SET]
+    after = then(state, events)
+    assert (after.status, after.blockers) == (IN_PROGRESS, ())
+
+
+def test_a_resolved_blocker_is_taken_off_and_the_last_one_unblocks() -> None:
+    state, _ = run(create(BLOCKED, [JIRA, API_KEY]))
+    state = then(state, decide_blocker_resolved(state, JIRA.entity_id, "OPS-1 done"))
+    assert (state.status, state.blocker_ids) == (BLOCKED, {API_KEY.entity_id})
+    state = then(state, decide_blocker_resolved(state, API_KEY.entity_id))
+    assert (state.status, state.blockers) == (PENDING, ())
+    assert decide_blocker_resolved(state, API_KEY.entity_id) == []
+
+
 def test_transition_tables_cover_every_status_and_never_allow_pending_to_done() -> None:
     assert set(ALLOWED_TRANSITIONS) == set(STATUSES) == set(REOPEN_TRANSITIONS)
     for reopen in (False, True):
@@ -455,6 +473,8 @@ class TaskMachine(RuleBasedStateMachine):
             assert before.is_closed or not reopen
         else:
             assert self.state.status == to
+            if before.status == BLOCKED and to in (PENDING, IN_PROGRESS):
+                assert self.state.blockers == (), "an unblocked task keeps no blockers"
             # Re-deciding the same observation is a no-op.
             assert decide_status(self.state, to, "observed", blockers, reopen=reopen) == []
 
@@ -470,6 +490,18 @@ class TaskMachine(RuleBasedStateMachine):
         assert decide_blockers(self.state, blockers, aligned) == []
         if aligned and before.status != DONE and blockers:
             assert self.state.blocker_ids == {b.entity_id for b in blockers}
+
+    @rule(blocker=st.sampled_from(POOL))
+    def resolve_blocker(self, blocker) -> None:
+        before = self.state
+        self._apply(decide_blocker_resolved(before, blocker.entity_id, "ticket done"))
+        assert blocker.entity_id not in self.state.blocker_ids or before.is_closed
+        if not before.is_closed and before.blocker_ids <= {blocker.entity_id}:
+            # every blocker resolved => not blocked
+            assert self.state.status != BLOCKED and self.state.blockers == ()
+        else:
+            assert self.state.status == before.status
+        assert decide_blocker_resolved(self.state, blocker.entity_id) == []
 
     @rule(priority=priorities_st)
     def change_priority(self, priority) -> None:
