@@ -201,19 +201,25 @@ def set_offset(conn: duckdb.DuckDBPyConnection, name: str, event: StoredEvent) -
     set_offsets(conn, {name: event})
 
 
-def set_offsets(conn: duckdb.DuckDBPyConnection, last: dict[str, StoredEvent]) -> None:
+def set_offsets(
+    conn: duckdb.DuckDBPyConnection,
+    last: dict[str, StoredEvent],
+    stored: set[str] | None = None,
+) -> None:
     """Each projector's offset at its event: one update of the stored offsets and one
-    insert of the missing ones (cheaper than `ON CONFLICT DO UPDATE`, see `insert_new`)."""
+    insert of the missing ones (cheaper than `ON CONFLICT DO UPDATE`, see `insert_new`);
+    `stored`: the names that have an offset row, when the caller has just read them."""
     if not last:
         return
-    stored = {
-        r[0]
-        for r in conn.execute(
-            "SELECT projector_name FROM projection_offsets"
-            " WHERE projector_name IN (SELECT unnest(?))",
-            [list(last)],
-        ).fetchall()
-    }
+    if stored is None:
+        stored = {
+            r[0]
+            for r in conn.execute(
+                "SELECT projector_name FROM projection_offsets"
+                " WHERE projector_name IN (SELECT unnest(?))",
+                [list(last)],
+            ).fetchall()
+        }
     moved = [name for name in last if name in stored]
     if moved:
         conn.execute(
@@ -417,7 +423,10 @@ def _apply_pending(
         behind = [
             n for n, (ts, i) in zip(names, positions, strict=True) if ts is None or (ts, i) < end
         ]
-        set_offsets(conn, dict.fromkeys(behind, events[-1]))  # never moves one back
+        # Never moves one back. An offset row always holds a time (events have one), so
+        # the names read with a time are the stored rows.
+        stored = {n for n, (ts, _) in zip(names, positions, strict=True) if ts is not None}
+        set_offsets(conn, dict.fromkeys(behind, events[-1]), stored)
     return counts
 
 
