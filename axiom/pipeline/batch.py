@@ -3,11 +3,14 @@
 
 Sessions go in chunks: each chunk is analysed first (extraction, alignment, validation:
 no lock), then its builds are written several per write transaction: another build is
-taken while the time spent plus the longest build so far stays within the write budget
+taken while the time spent, the longest build so far and the projection left for the end
+of the transaction (as long as last time) stay within the write budget
 (`AXIOM_WRITE_BUDGET_MS`, default `WRITE_BUDGET_S`; at least one build), so the lock is
-held about that long, or one build's time when a build takes longer. Connecting, committing and the checkpoint on close are paid once per
-transaction, not once per session: they were half the pipeline's time with one build per
-transaction. Readers in the processes that serve pages read a snapshot meanwhile
+held about that long, or one build's time when a build takes longer. Connecting,
+committing and the checkpoint on close are paid once per transaction, not once per
+session: they were half the pipeline's time with one build per transaction. Only the
+projectors a later build reads run after each build; the others once per transaction
+(`write_builds`). Readers in the processes that serve pages read a snapshot meanwhile
 (`axiom.store.snapshots`); the README ("The memory pipeline") has the measurements behind
 the budget.
 """
@@ -61,13 +64,13 @@ def write_builds(
     db: Database, builds: list[AnalysedBuild], budget_s: float | None = None
 ) -> list[ProcessReport]:
     """Write `builds` in order, several per short transaction (see the module docstring);
-    `budget_s` defaults to `WRITE_BUDGET_S`. After each build only the projectors a later
-    build reads are advanced (`axiom.projections.read_by_builds`); every projector is, once,
-    when the transaction ends: the tables are those of one build per transaction
-    (projectors read only their own tables), for a fraction of the statements."""
+    `budget_s` defaults to `WRITE_BUDGET_S`. Between two builds only the projectors a build
+    reads are advanced (`axiom.projections.read_by_builds`); every projector is, once, when
+    the transaction ends: the tables are those of one build per transaction (projectors
+    read only their own tables), for a fraction of the statements."""
     budget = WRITE_BUDGET_S if budget_s is None else budget_s
     reports: list[ProcessReport] = []
-    tail: list[float] = []  # per build, the end-of-transaction projection of the last one
+    ends: list[float] = []  # how long each transaction's final projection took
     while len(reports) < len(builds):
         first = len(reports)
 
@@ -77,17 +80,18 @@ def write_builds(
             longest = 0.0  # the longest build of this transaction so far
             for build in builds[first:]:
                 began = time.perf_counter()
-                # The projection left for the end grows with each build taken (unmeasured
-                # yet: guess it as long as a build).
-                end = (tail[-1] if tail else longest) * (len(done) + 1)
+                # The projection left for the end: its statements are per transaction, not
+                # per build, so as long as last time (unmeasured yet: a build's time).
+                end = ends[-1] if ends else longest
                 if done and began - started + longest + end > budget:
                     break
+                if done:  # this build reads what the earlier ones derived
+                    run_projectors(conn, axiom.projections.read_by_builds())
                 done.append(write_build(conn, build, project=False))
-                run_projectors(conn, axiom.projections.read_by_builds())
                 longest = max(longest, time.perf_counter() - began)
             began = time.perf_counter()
             run_projectors(conn, axiom.projections.all_projectors())
-            tail.append((time.perf_counter() - began) / len(done))
+            ends.append(time.perf_counter() - began)
             return done
 
         reports += write_projecting(db, work)

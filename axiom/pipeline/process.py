@@ -484,8 +484,11 @@ class _BuildWriter:
 
     def append(self, event_type: str, payload: dict[str, Any], key: str) -> None:
         """Queue an event; `flush` writes the queue in a few statements. The build reads
-        events only after a flush (`_supersede`, `_tasks`, `finished`) or from what it
-        loaded up front (`_load_entry_state`), so queueing changes nothing it sees."""
+        events only after a flush (`_supersede` when an earlier ingest built entries,
+        `_tasks` when there are tasks, `finished`), from what it loaded up front
+        (`_load_entry_state`), or where its queued events cannot change the answer
+        (`_built_on_this_ingest_only`), so queueing changes nothing it sees: a first
+        import writes a build's events in one flush."""
         self._pending.append(
             NewEvent(
                 event_type,
