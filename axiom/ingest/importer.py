@@ -180,7 +180,7 @@ def append_sessions(
             NewEvent(SESSION_INGESTED, p.payload, p.dedupe_key, p.transcript.session_id, actor)
             for p in queued
         ]
-        for p, r in zip(queued, store.append_many(events), strict=True):
+        for p, r in zip(queued, store.append_many(events, spaced=True), strict=True):
             counts = merge_transcripts(None, p.transcript)[1]
             results.append(MergeResult(r.event, r.created, counts))
         queued.clear()

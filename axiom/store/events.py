@@ -17,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import duckdb
@@ -136,11 +136,14 @@ class EventStore:
     def append(self, event: NewEvent) -> AppendResult:
         return self.append_many([event])[0]
 
-    def append_many(self, events: Sequence[NewEvent]) -> list[AppendResult]:
-        """Append `events` in order as `append` would one by one, in five statements
-        whatever their number (one dedupe read, one insert per table): what a writer that
-        records many events per transaction uses. An event whose key is stored, or repeats
-        an earlier key of the batch, returns that event (`created` False)."""
+    def append_many(self, events: Sequence[NewEvent], spaced: bool = False) -> list[AppendResult]:
+        """Append `events` in order as `append` would one by one, in four statements
+        whatever their number (one dedupe read, one sequence read, one insert per table):
+        what a writer that records many events per transaction uses. An event whose key is
+        stored, or repeats an earlier key of the batch, returns that event (`created`
+        False). The events share one time, unless `spaced`: then each is 1 µs after the
+        one before, as one by one gives each its own (sessions of an import: tables
+        derived from their ingest times, such as the outbox's claim order, keep theirs)."""
         found = self._by_dedupe_keys([e.dedupe_key for e in events if e.dedupe_key])
         fresh = [e for e in events if e.dedupe_key is None or e.dedupe_key not in found]
         seqs, ts = self._next_seqs(len(fresh)) if fresh else ([], None)
@@ -151,7 +154,8 @@ class EventStore:
             if known is not None:
                 out.append(AppendResult(known, created=False))
                 continue
-            stored, text = _new_stored(event, seqs[len(rows)], ts)
+            at = ts + timedelta(microseconds=len(rows)) if spaced and ts else ts
+            stored, text = _new_stored(event, seqs[len(rows)], at)
             rows.append((stored, text))
             if event.dedupe_key is not None:
                 found[event.dedupe_key] = stored
