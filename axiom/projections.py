@@ -37,6 +37,16 @@ def all_projectors() -> list[Projector]:
     return projectors
 
 
+def read_by_builds() -> list[Projector]:
+    """The projectors whose tables a pipeline build reads while it writes (`entries`:
+    corroboration; `conflicts`, `conflict_facts`: contradictions), in `all_projectors`
+    order: a build run after another in the same write transaction needs them advanced
+    over the earlier one's events. The task tables are kept up to date by the task
+    resolver itself (`axiom.tasks.resolver`); the others are read by no build, so
+    `axiom.pipeline.batch.write_builds` advances them once per transaction."""
+    return [EntryProjector(), ConflictProjector()]
+
+
 def project_all(db: Database) -> dict[str, int]:
     """Advance every projector to the newest event; one short write transaction (run
     again, with the event recorded as failed, if a poison event aborts it)."""

@@ -17,7 +17,7 @@ import duckdb
 from axiom.evidence.aligner import DEFAULT_FUZZY_THRESHOLD
 from axiom.store.event_types import BUILD_FINISHED, BUILD_STARTED
 from axiom.store.events import StoredEvent, canonical_json
-from axiom.store.projection import Reject, fold_each, insert_new, raise_error
+from axiom.store.projection import Reject, fold_each, insert_new, insert_rows, raise_error
 
 SCHEMA_VERSION = "2"
 
@@ -119,7 +119,7 @@ class _Fold:
             self.metrics.setdefault(row[0], row)
 
     def write(self, conn: duckdb.DuckDBPyConnection) -> None:
-        insert_new(conn, "build_runs", _RUN_COLUMNS, list(self.runs.values()))
+        insert_rows(conn, "build_runs", _RUN_COLUMNS, list(self.runs.values()))
         if self.finished:
             f = list(self.finished.values())
             conn.execute(

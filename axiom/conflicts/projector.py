@@ -19,7 +19,7 @@ from axiom.store.event_types import (
     ENTRY_STATUS_CHANGED,
 )
 from axiom.store.events import StoredEvent
-from axiom.store.projection import Reject, fold_each, insert_new, raise_error
+from axiom.store.projection import Reject, fold_each, insert_rows, raise_error
 from axiom.store.timepoints import source_time
 
 RESOLUTION_CHOICES = ("keep_newer", "keep_older", "keep_both", "reject_both")
@@ -131,8 +131,8 @@ class _Fold:
                 self.resolutions[cid] = resolution
 
     def write(self, conn: duckdb.DuckDBPyConnection) -> None:
-        insert_new(conn, "conflict_facts", _FACT_COLUMNS, list(self.facts.values()))
-        insert_new(conn, "conflicts", _CONFLICT_COLUMNS, list(self.conflicts.values()))
+        insert_rows(conn, "conflict_facts", _FACT_COLUMNS, list(self.facts.values()))
+        insert_rows(conn, "conflicts", _CONFLICT_COLUMNS, list(self.conflicts.values()))
         if self.statuses:
             conn.execute(
                 "UPDATE conflict_facts SET status = v.status FROM (SELECT unnest(?) AS id,"

@@ -20,7 +20,7 @@ from axiom.store.event_types import (
     ENTRY_STATUS_CHANGED,
 )
 from axiom.store.events import StoredEvent
-from axiom.store.projection import Reject, fold_each, insert_new
+from axiom.store.projection import Reject, fold_each, insert_new, insert_rows
 from axiom.store.timepoints import source_time
 
 _COLUMNS = (
@@ -87,7 +87,7 @@ class _Fold:
                 self.statuses[eid] = (to, by)
 
     def write(self, conn: duckdb.DuckDBPyConnection) -> None:
-        insert_new(conn, "entries", _COLUMNS, list(self.new.values()))
+        insert_rows(conn, "entries", _COLUMNS, list(self.new.values()))  # none stored
         if self.stages:
             conn.execute(
                 "UPDATE entries SET stage = v.stage FROM (SELECT unnest(?) AS id,"

@@ -180,61 +180,77 @@ class CitationProjector:
     def apply_many(
         self, conn: duckdb.DuckDBPyConnection, events: Sequence[StoredEvent], reject: Reject
     ) -> None:
-        """Each run of `entry_created` events in one id assignment and one insert; each
-        ingest on its own (its messages are one insert already). Runs keep the order, so an
-        id is assigned against every span before it, as one by one."""
+        """Each run of `entry_created` events in one id assignment and one insert, and each
+        run of ingests likewise. Runs keep the order, so an id is assigned against every
+        span before it, as one by one."""
         spans: list[list[Any]] = []  # the run of entry spans so far: citation rows, id None
+        messages: list[_MessageRow] = []  # the run of ingested messages so far
         for event in events:
             if event.event_type == SESSION_INGESTED:
                 _insert_spans(conn, spans)
                 spans.clear()
-                fold_each([event], lambda e: self._messages(conn, e), reject)
+                fold_each([event], lambda e: messages.extend(_message_rows(e)), reject)
             else:
+                _insert_messages(conn, messages)
+                messages.clear()
                 fold_each([event], lambda e: spans.extend(_span_rows(e)), reject)
         _insert_spans(conn, spans)
+        _insert_messages(conn, messages)
 
-    def _messages(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
-        """One citation per message of the ingested transcript, spanning the whole text."""
-        transcript = event.payload.get("transcript") or {}
-        session_id = transcript.get("session_id") or event.session_id
-        rows = []
-        for message in transcript.get("messages") or []:
-            text = str(message.get("text") or "")
-            index = int(message["index"])
-            digest = _text_hash(text)
-            rows.append((message_span_key(session_id, index, digest), index, len(text), digest))
-        ids = _assign_ids(
-            conn,
-            "message_citations",
-            [r[0] for r in rows],
-            range(MESSAGE_MIN_LEN, MESSAGE_MAX_LEN + 1),
-        )
-        fresh = [r for r in rows if r[0] in ids]
-        if not fresh:
-            return
-        import pyarrow as pa
 
-        batch = pa.table(
-            {
-                "citation_id": [ids[r[0]] for r in fresh],
-                "span_key": [r[0] for r in fresh],
-                "session_id": [session_id] * len(fresh),
-                "message_index": pa.array([r[1] for r in fresh], pa.int32()),
-                "span_end": pa.array([r[2] for r in fresh], pa.int32()),
-                "quote_hash": [r[3] for r in fresh],
-            }
+# span key, session id, message index, text length, text hash, event time
+_MessageRow = tuple[str, str, int, int, str, datetime]
+
+
+def _message_rows(event: StoredEvent) -> list[_MessageRow]:
+    """One citation per message of the ingested transcript, spanning the whole text."""
+    transcript = event.payload.get("transcript") or {}
+    session_id = transcript.get("session_id") or event.session_id
+    rows = []
+    for message in transcript.get("messages") or []:
+        text = str(message.get("text") or "")
+        index = int(message["index"])
+        digest = _text_hash(text)
+        key = message_span_key(session_id, index, digest)
+        rows.append((key, session_id, index, len(text), digest, event.ts))
+    return rows
+
+
+def _insert_messages(conn: duckdb.DuckDBPyConnection, rows: list[_MessageRow]) -> None:
+    """Insert a run of message citation rows (`_message_rows`) under their ids; a span
+    stored already, or repeated in the run, keeps its first row."""
+    ids = _assign_ids(
+        conn, "message_citations", [r[0] for r in rows], range(MESSAGE_MIN_LEN, MESSAGE_MAX_LEN + 1)
+    )
+    first: dict[str, _MessageRow] = {}
+    for row in rows:
+        first.setdefault(row[0], row)
+    fresh = list(first.values())
+    if not fresh:
+        return
+    import pyarrow as pa  # here, not at the top: hooks import this module (see above)
+
+    batch = pa.table(
+        {
+            "citation_id": [ids[r[0]] for r in fresh],
+            "span_key": [r[0] for r in fresh],
+            "session_id": [r[1] for r in fresh],
+            "message_index": pa.array([r[2] for r in fresh], pa.int32()),
+            "span_end": pa.array([r[3] for r in fresh], pa.int32()),
+            "quote_hash": [r[4] for r in fresh],
+            "created_at": pa.array([r[5] for r in fresh], pa.timestamp("us")),
+        }
+    )
+    conn.register("incoming_message_citations", batch)
+    try:
+        conn.execute(
+            "INSERT INTO message_citations (citation_id, span_key, session_id, message_index,"
+            " span_end, quote_hash, created_at)"
+            " SELECT citation_id, span_key, session_id, message_index, span_end, quote_hash,"
+            " created_at FROM incoming_message_citations ON CONFLICT (span_key) DO NOTHING"
         )
-        conn.register("incoming_message_citations", batch)
-        try:
-            conn.execute(
-                "INSERT INTO message_citations (citation_id, span_key, session_id, message_index,"
-                " span_end, quote_hash, created_at)"
-                " SELECT citation_id, span_key, session_id, message_index, span_end, quote_hash, ?"
-                " FROM incoming_message_citations ON CONFLICT (span_key) DO NOTHING",
-                [event.ts],
-            )
-        finally:
-            conn.unregister("incoming_message_citations")
+    finally:
+        conn.unregister("incoming_message_citations")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,6 +169,41 @@ def append_session(
     return MergeResult(result.event, result.created, counts)
 
 
+def append_sessions(
+    conn: duckdb.DuckDBPyConnection, prepared: Sequence[PreparedSession], actor: str = "import"
+) -> list[MergeResult]:
+    """`append_session` of each in order, in a few statements for the sessions Axiom has
+    never seen (no stored version, not forgotten, once in `prepared`: a first import, the
+    common case), which need nothing merged: their events go in one `append_many`, in
+    their place among the others'."""
+    store = EventStore(conn)
+    ids = [p.transcript.session_id for p in prepared]
+    seen = store.sessions_with((SESSION_INGESTED, REDACTED), ids) | store.tombstoned(REDACTED)
+    once = {sid for sid, n in Counter(ids).items() if n == 1}
+    results: list[MergeResult] = []
+    queued: list[PreparedSession] = []
+
+    def flush() -> None:
+        events = [
+            NewEvent(SESSION_INGESTED, p.payload, p.dedupe_key, p.transcript.session_id, actor)
+            for p in queued
+        ]
+        for p, r in zip(queued, store.append_many(events, spaced=True), strict=True):
+            counts = merge_transcripts(None, p.transcript)[1]
+            results.append(MergeResult(r.event, r.created, counts))
+        queued.clear()
+
+    for p in prepared:
+        sid = p.transcript.session_id
+        if sid in once and sid not in seen:
+            queued.append(p)
+            continue
+        flush()
+        results.append(append_session(conn, p, actor))
+    flush()
+    return results
+
+
 def ingest_transcripts(
     db: Database,
     transcripts: Iterable[Transcript | PreparedSession],
@@ -192,7 +228,7 @@ def ingest_transcripts(
         prepared.append(session)
 
     def work(conn: duckdb.DuckDBPyConnection) -> list[MergeResult]:
-        results = [append_session(conn, p, actor) for p in prepared]
+        results = append_sessions(conn, prepared, actor)
         if project:
             run_projector(conn, SessionProjector())
         return results

@@ -12,6 +12,7 @@ changes (the runner then records it, `axiom.store.projection`). The importer cal
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,6 +25,7 @@ from axiom.ingest.timestamps import parse_timestamp
 from axiom.ingest.transcript import Transcript
 from axiom.store.event_types import SESSION_INGESTED
 from axiom.store.events import StoredEvent
+from axiom.store.projection import Reject, fold_each, raise_error
 
 _COLS = (
     "session_id, message_index, role, text, ts, uuid, parent_uuid, is_sidechain,"
@@ -93,18 +95,43 @@ class SessionProjector:
     tables = ("messages", "sessions")
 
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
-        rows = session_rows(Transcript.from_json(event.payload["transcript"]))
-        sid = rows.session["session_id"]
-        conn.execute("DELETE FROM messages WHERE session_id = ?", [sid])
-        conn.execute("DELETE FROM sessions WHERE session_id = ?", [sid])
-        values = {**rows.session, "ingest_event_id": event.event_id, "ingested_at": event.ts}
-        conn.execute(
-            f"INSERT INTO sessions ({', '.join(values)}) VALUES ({', '.join('?' for _ in values)})",
-            list(values.values()),
-        )
-        if rows.messages.num_rows == 0:
+        self.apply_many(conn, [event], raise_error)
+
+    def apply_many(
+        self, conn: duckdb.DuckDBPyConnection, events: Sequence[StoredEvent], reject: Reject
+    ) -> None:
+        """The rows of each event folded first (an event that cannot fold goes to `reject`
+        and changes nothing), then the sessions they name replaced in four statements: the
+        newest event of a session wins, as applying them one by one leaves it."""
+        newest: dict[str, tuple[StoredEvent, SessionRows]] = {}
+
+        def step(event: StoredEvent) -> None:
+            rows = session_rows(Transcript.from_json(event.payload["transcript"]))
+            sid = rows.session["session_id"]
+            newest.pop(sid, None)  # re-inserted last: the rows keep the order of events
+            newest[sid] = (event, rows)
+
+        fold_each(events, step, reject)
+        if not newest:
             return
-        conn.register("incoming_messages", rows.messages)
+        sids = list(newest)
+        conn.execute("DELETE FROM messages WHERE session_id IN (SELECT unnest(?))", [sids])
+        conn.execute("DELETE FROM sessions WHERE session_id IN (SELECT unnest(?))", [sids])
+        sessions = [
+            {**rows.session, "ingest_event_id": event.event_id, "ingested_at": event.ts}
+            for event, rows in newest.values()
+        ]
+        columns = list(sessions[0])
+        marks = "(" + ", ".join("?" for _ in columns) + ")"
+        conn.execute(
+            f"INSERT INTO sessions ({', '.join(columns)}) VALUES "
+            + ", ".join(marks for _ in sessions),
+            [row[c] for row in sessions for c in columns],
+        )
+        messages = pa.concat_tables([rows.messages for _, rows in newest.values()])
+        if messages.num_rows == 0:
+            return
+        conn.register("incoming_messages", messages)
         try:
             conn.execute(f"INSERT INTO messages ({_COLS}) SELECT {_COLS} FROM incoming_messages")
         finally:

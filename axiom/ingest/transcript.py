@@ -6,7 +6,8 @@ the rest of the pipeline never needs to know where a session came from.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from copy import deepcopy
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -38,9 +39,22 @@ class Message:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["tool_calls"] = [asdict(call) for call in self.tool_calls]
-        return data
+        """What `dataclasses.asdict` gives (fields in order, nested values copied), written
+        out: asdict's generic walk was a sixth of an import's time."""
+        return {
+            "index": self.index,
+            "role": self.role,
+            "text": self.text,
+            "timestamp": self.timestamp,
+            "uuid": self.uuid,
+            "parent_uuid": self.parent_uuid,
+            "is_sidechain": self.is_sidechain,
+            "tool_calls": [
+                {"tool_use_id": c.tool_use_id, "name": c.name, "input": deepcopy(c.input)}
+                for c in self.tool_calls
+            ],
+            "meta": deepcopy(self.meta) if self.meta else {},
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Message:

@@ -3,11 +3,14 @@
 
 Sessions go in chunks: each chunk is analysed first (extraction, alignment, validation:
 no lock), then its builds are written several per write transaction: another build is
-taken while the time spent plus the longest build so far stays within the write budget
+taken while the time spent, the longest build so far and the projection left for the end
+of the transaction (as long as last time) stay within the write budget
 (`AXIOM_WRITE_BUDGET_MS`, default `WRITE_BUDGET_S`; at least one build), so the lock is
-held about that long, or one build's time when a build takes longer. Connecting, committing and the checkpoint on close are paid once per
-transaction, not once per session: they were half the pipeline's time with one build per
-transaction. Readers in the processes that serve pages read a snapshot meanwhile
+held about that long, or one build's time when a build takes longer. Connecting,
+committing and the checkpoint on close are paid once per transaction, not once per
+session: they were half the pipeline's time with one build per transaction. Only the
+projectors a later build reads run after each build; the others once per transaction
+(`write_builds`). Readers in the processes that serve pages read a snapshot meanwhile
 (`axiom.store.snapshots`); the README ("The memory pipeline") has the measurements behind
 the budget.
 """
@@ -28,12 +31,17 @@ from axiom.pipeline.process import (
     Pipeline,
     ProcessReport,
     analyse_ingest,
-    pending_ingest,
+    pending_ingests,
     write_build,
 )
 from axiom.settings import Settings
 from axiom.store.db import Database
-from axiom.store.projection import has_backlog, run_projectors_step, write_projecting
+from axiom.store.projection import (
+    has_backlog,
+    run_projectors,
+    run_projectors_step,
+    write_projecting,
+)
 
 ANALYSE_CHUNK = 32  # sessions analysed before their builds are written
 CATCH_UP_EVENTS = 150  # events per write transaction when the projectors catch up first
@@ -56,9 +64,13 @@ def write_builds(
     db: Database, builds: list[AnalysedBuild], budget_s: float | None = None
 ) -> list[ProcessReport]:
     """Write `builds` in order, several per short transaction (see the module docstring);
-    `budget_s` defaults to `WRITE_BUDGET_S`."""
+    `budget_s` defaults to `WRITE_BUDGET_S`. Between two builds only the projectors a build
+    reads are advanced (`axiom.projections.read_by_builds`); every projector is, once, when
+    the transaction ends: the tables are those of one build per transaction (projectors
+    read only their own tables), for a fraction of the statements."""
     budget = WRITE_BUDGET_S if budget_s is None else budget_s
     reports: list[ProcessReport] = []
+    ends: list[float] = []  # how long each transaction's final projection took
     while len(reports) < len(builds):
         first = len(reports)
 
@@ -68,10 +80,18 @@ def write_builds(
             longest = 0.0  # the longest build of this transaction so far
             for build in builds[first:]:
                 began = time.perf_counter()
-                if done and began - started + longest > budget:
+                # The projection left for the end: its statements are per transaction, not
+                # per build, so as long as last time (unmeasured yet: a build's time).
+                end = ends[-1] if ends else longest
+                if done and began - started + longest + end > budget:
                     break
-                done.append(write_build(conn, build))
+                if done:  # this build reads what the earlier ones derived
+                    run_projectors(conn, axiom.projections.read_by_builds())
+                done.append(write_build(conn, build, project=False))
                 longest = max(longest, time.perf_counter() - began)
+            began = time.perf_counter()
+            run_projectors(conn, axiom.projections.all_projectors())
+            ends.append(time.perf_counter() - began)
             return done
 
         reports += write_projecting(db, work)
@@ -112,7 +132,7 @@ def process_many(
     for i in range(0, len(session_ids), ANALYSE_CHUNK):
         with db.read() as conn:  # one connection for the chunk's ingests
             chunk = session_ids[i : i + ANALYSE_CHUNK]
-            found = [pending_ingest(conn, sid, pipeline) for sid in chunk]
+            found = pending_ingests(conn, chunk, pipeline)
         analysed = [
             f if isinstance(f, ProcessReport) else analyse_ingest(db, f, pipeline) for f in found
         ]

@@ -360,6 +360,25 @@ def pending_ingest(
     return ingest
 
 
+def pending_ingests(
+    conn: duckdb.DuckDBPyConnection, session_ids: list[str], pipeline: Pipeline
+) -> list[StoredEvent | ProcessReport]:
+    """`pending_ingest` of each session, in two reads whatever their number."""
+    store = EventStore(conn)
+    ingests = store.latest_per_session(SESSION_INGESTED, session_ids)
+    missing = next((sid for sid in session_ids if sid not in ingests), None)
+    if missing is not None:
+        raise LookupError(f"no session_ingested event for session {missing!r}")
+    builds = {sid: pipeline.spec.build_id_for(ingests[sid].event_id) for sid in session_ids}
+    done = store.stored_keys([f"{BUILD_FINISHED}:{b}:success" for b in builds.values()])
+    return [
+        ProcessReport(sid, builds[sid], skipped=True)
+        if f"{BUILD_FINISHED}:{builds[sid]}:success" in done
+        else ingests[sid]
+        for sid in session_ids
+    ]
+
+
 def analyse_ingest(db: Database, ingest: StoredEvent, pipeline: Pipeline) -> AnalysedBuild:
     """`analyse_session` once the ingest is known (no lock; `db` only for task vectors)."""
     session_id = ingest.session_id or ""
@@ -465,8 +484,11 @@ class _BuildWriter:
 
     def append(self, event_type: str, payload: dict[str, Any], key: str) -> None:
         """Queue an event; `flush` writes the queue in a few statements. The build reads
-        events only after a flush (`_supersede`, `_tasks`, `finished`) or from what it
-        loaded up front (`_load_entry_state`), so queueing changes nothing it sees."""
+        events only after a flush (`_supersede` when an earlier ingest built entries,
+        `_tasks` when there are tasks, `finished`), from what it loaded up front
+        (`_load_entry_state`), or where its queued events cannot change the answer
+        (`_built_on_this_ingest_only`), so queueing changes nothing it sees: a first
+        import writes a build's events in one flush."""
         self._pending.append(
             NewEvent(
                 event_type,
@@ -541,9 +563,7 @@ class _BuildWriter:
         self._load_entry_state([e.entry_id for e in extraction.entries])
         for entry in extraction.entries:
             self._entry(entry, outcome, timer)
-        self.flush()
         self._supersede(outcome)
-        self.flush()
         timer.run("resolve_tasks", lambda: self._tasks(outcome))
 
     def _load_entry_state(self, entry_ids: list[str]) -> None:
@@ -578,17 +598,12 @@ class _BuildWriter:
         by_key = {
             f"{e.type}:{normalize_title(e.title)}": e.entry_id for e in outcome.extraction.entries
         }
-        rows = EventStore(self.conn).fields_with_build_event(
-            ENTRY_CREATED,
-            self.session_id,
-            ("entry_id", "canonical_key"),
-            BUILD_STARTED,
-            ("ingest_event_id",),
-        )
-        if all(built_on == ingest_id for _, _, built_on in rows):
+        if self._built_on_this_ingest_only():
             # Nothing from an earlier ingest: nothing to supersede, and an entry to
             # reactivate was always created on another ingest. Skip reading statuses.
             return
+        self.flush()  # what follows reads this build's events too, as it always did
+        rows = self._created_in_session()
         status = self._statuses([r[0] for r in rows])
         reason = (
             f"session {self.session_id} was re-imported with changed text (ingest {ingest_id});"
@@ -602,6 +617,25 @@ class _BuildWriter:
                 self._status(
                     eid, was, "active", f"ingest {ingest_id} quotes the same text again", None
                 )
+
+    def _created_in_session(self) -> list[tuple[str | None, ...]]:
+        """(entry id, canonical key, ingest it was built on) of the session's stored
+        `entry_created` events, oldest first."""
+        return self.store.fields_with_build_event(
+            ENTRY_CREATED,
+            self.session_id,
+            ("entry_id", "canonical_key"),
+            BUILD_STARTED,
+            ("ingest_event_id",),
+        )
+
+    def _built_on_this_ingest_only(self) -> bool:
+        """True when every entry of the session was built on this build's ingest. Read
+        before the build's queued events are written: those were all built on it (its own
+        `build_started` names it), so they cannot change the answer, and a build that
+        finds nothing to supersede (a first import) writes its events in one flush."""
+        ingest_id = self.ingest.event_id
+        return all(built_on == ingest_id for _, _, built_on in self._created_in_session())
 
     def _statuses(self, entry_ids: list[str]) -> dict[str, tuple[str, bool]]:
         """entry id -> (status after its last status change, set by a re-ingest?)."""
@@ -640,6 +674,7 @@ class _BuildWriter:
             for p in outcome.extraction.task_problems
         ]
         if mentions or rejected:
+            self.flush()  # the resolver appends after the build's events and reads them
             project = outcome.transcript.project
             neighbours = outcome.task_neighbours
             resolver = TaskResolver(

@@ -17,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import duckdb
@@ -121,6 +121,12 @@ def _new_stored(event: NewEvent, seq: int, ts: datetime | None) -> tuple[StoredE
     return stored, payload_text
 
 
+def _next_ts(newest: datetime | None) -> datetime:
+    """The `ts` of events appended now: the wall clock, never before the newest stored."""
+    now = datetime.now(UTC).replace(tzinfo=None)
+    return max(now, newest) if newest is not None else now
+
+
 class EventStore:
     """Appends and reads events on a connection owned by the caller's unit of work."""
 
@@ -130,15 +136,17 @@ class EventStore:
     def append(self, event: NewEvent) -> AppendResult:
         return self.append_many([event])[0]
 
-    def append_many(self, events: Sequence[NewEvent]) -> list[AppendResult]:
-        """Append `events` in order as `append` would one by one, in five statements
-        whatever their number (one dedupe read, one insert per table): what a writer that
-        records many events per transaction uses. An event whose key is stored, or repeats
-        an earlier key of the batch, returns that event (`created` False)."""
+    def append_many(self, events: Sequence[NewEvent], spaced: bool = False) -> list[AppendResult]:
+        """Append `events` in order as `append` would one by one, in four statements
+        whatever their number (one dedupe read, one sequence read, one insert per table):
+        what a writer that records many events per transaction uses. An event whose key is
+        stored, or repeats an earlier key of the batch, returns that event (`created`
+        False). The events share one time, unless `spaced`: then each is 1 µs after the
+        one before, as one by one gives each its own (sessions of an import: tables
+        derived from their ingest times, such as the outbox's claim order, keep theirs)."""
         found = self._by_dedupe_keys([e.dedupe_key for e in events if e.dedupe_key])
         fresh = [e for e in events if e.dedupe_key is None or e.dedupe_key not in found]
-        seqs = self._next_seqs(len(fresh))
-        ts = self._next_ts() if fresh else None
+        seqs, ts = self._next_seqs(len(fresh)) if fresh else ([], None)
         out: list[AppendResult] = []
         rows: list[tuple[StoredEvent, str]] = []
         for event in events:
@@ -146,7 +154,8 @@ class EventStore:
             if known is not None:
                 out.append(AppendResult(known, created=False))
                 continue
-            stored, text = _new_stored(event, seqs[len(rows)], ts)
+            at = ts + timedelta(microseconds=len(rows)) if spaced and ts else ts
+            stored, text = _new_stored(event, seqs[len(rows)], at)
             rows.append((stored, text))
             if event.dedupe_key is not None:
                 found[event.dedupe_key] = stored
@@ -155,22 +164,31 @@ class EventStore:
         return out
 
     def _by_dedupe_keys(self, keys: Sequence[str]) -> dict[str, StoredEvent]:
+        """The stored event of each of `keys` that is stored: the keys first (a narrow read
+        of `event_dedup`), the events only when some are (a rerun; joining `events` for
+        every append cost a scan of it)."""
         if not keys:
             return {}
-        rows = self.conn.execute(
-            f"SELECT {', '.join('e.' + c.strip() for c in _COLUMNS.split(','))}"
-            " FROM event_dedup d JOIN events e ON e.event_id = d.event_id"
-            " WHERE d.dedupe_key IN (SELECT unnest(?))",
+        ids = self.conn.execute(
+            "SELECT event_id FROM event_dedup WHERE dedupe_key IN (SELECT unnest(?))",
             [list(dict.fromkeys(keys))],
+        ).fetchall()
+        if not ids:
+            return {}
+        rows = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM events WHERE event_id IN (SELECT unnest(?))",
+            [[r[0] for r in ids]],
         ).fetchall()
         events = [_row_to_event(r) for r in rows]
         return {e.dedupe_key: e for e in events if e.dedupe_key is not None}
 
-    def _next_seqs(self, n: int) -> list[int]:
-        if not n:
-            return []
-        rows = self.conn.execute("SELECT nextval('events_seq') FROM range(?)", [n]).fetchall()
-        return sorted(r[0] for r in rows)
+    def _next_seqs(self, n: int) -> tuple[list[int], datetime]:
+        """`n` fresh sequence numbers and the `ts` of events appended now (`_next_ts`), in
+        one read."""
+        rows = self.conn.execute(
+            "SELECT nextval('events_seq'), (SELECT max(ts) FROM events) FROM range(?)", [n]
+        ).fetchall()
+        return sorted(r[0] for r in rows), _next_ts(rows[0][1])
 
     def _insert(self, rows: Sequence[tuple[StoredEvent, str]]) -> None:
         """One multi-row insert per table (rows: the event and its payload text)."""
@@ -189,11 +207,6 @@ class EventStore:
                 + ", ".join("(?, ?, ?, ?)" for _ in keyed),
                 [v for e in keyed for v in (e.dedupe_key, e.event_id, e.ts, e.event_type)],
             )
-
-    def _next_ts(self) -> datetime:
-        now = datetime.now(UTC).replace(tzinfo=None)
-        newest = self.conn.execute("SELECT max(ts) FROM events").fetchone()[0]
-        return max(now, newest) if newest is not None else now
 
     def count_dedupe_prefix(self, prefix: str) -> int:
         """How many stored dedupe keys start with `prefix` (numbering repeated attempts)."""
@@ -270,6 +283,24 @@ class EventStore:
         ).fetchall()
         return [r[0] for r in found]
 
+    def sessions_with(self, types: Sequence[str], session_ids: Sequence[str]) -> set[str]:
+        """Which of `session_ids` have an event of `types`."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT session_id FROM events WHERE event_type IN (SELECT unnest(?))"
+            " AND session_id IN (SELECT unnest(?))",
+            [list(types), list(dict.fromkeys(session_ids))],
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    def tombstoned(self, tombstone_type: str) -> set[str]:
+        """Every session a `tombstone_type` event names in its `session_ids`."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT unnest(CAST(json_extract(payload_json, '$.session_ids')"
+            " AS VARCHAR[])) FROM events WHERE event_type = ?",
+            [tombstone_type],
+        ).fetchall()
+        return {r[0] for r in rows}
+
     def tombstone_for_session(self, session_id: str, tombstone_type: str) -> StoredEvent | None:
         """The `tombstone_type` event whose `session_ids` names `session_id`, if any."""
         row = self.conn.execute(
@@ -337,6 +368,27 @@ class EventStore:
             [event_type, session_id],
         ).fetchone()
         return self.get(row[0]) if row else None
+
+    def latest_per_session(
+        self, event_type: str, session_ids: Sequence[str]
+    ) -> dict[str, StoredEvent]:
+        """`latest_of_session` of each of `session_ids` that has one, in one read."""
+        rows = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM events WHERE event_type = ?"
+            " AND session_id IN (SELECT unnest(?))"
+            " QUALIFY row_number() OVER (PARTITION BY session_id ORDER BY ts DESC, event_id DESC)"
+            " = 1",
+            [event_type, list(dict.fromkeys(session_ids))],
+        ).fetchall()
+        return {e.session_id: e for e in map(_row_to_event, rows) if e.session_id is not None}
+
+    def stored_keys(self, keys: Sequence[str]) -> set[str]:
+        """Which of the dedupe `keys` are stored."""
+        rows = self.conn.execute(
+            "SELECT dedupe_key FROM event_dedup WHERE dedupe_key IN (SELECT unnest(?))",
+            [list(dict.fromkeys(keys))],
+        ).fetchall()
+        return {r[0] for r in rows}
 
     def latest_fields_per_session(
         self, event_type: str, session_ids: Sequence[str], paths: Sequence[str]

@@ -127,13 +127,36 @@ def insert_new(
     conn: duckdb.DuckDBPyConnection, table: str, columns: str, rows: Sequence[Sequence[object]]
 ) -> None:
     """One multi-row insert of `rows` into the caller's `table` (`columns` comma-separated,
-    the first its key), a row whose key is stored left as it is: a batch's inserts."""
+    the first its key), a row whose key is stored (or repeats an earlier row's) left out:
+    a batch's inserts. The stored keys are read first rather than left to `ON CONFLICT DO
+    NOTHING`, which cost DuckDB 1.4 about 2-15 ms a statement against 0.3 ms for a plain
+    insert and a keyed read (README, "The memory pipeline")."""
+    if not rows:
+        return
+    key = columns.split(",")[0].strip()
+    stored = {
+        r[0]
+        for r in conn.execute(
+            f"SELECT {key} FROM {table} WHERE {key} IN (SELECT unnest(?))",
+            [list(dict.fromkeys(row[0] for row in rows))],
+        ).fetchall()
+    }
+    fresh: dict[object, Sequence[object]] = {}
+    for row in rows:
+        if row[0] not in stored:
+            fresh.setdefault(row[0], row)
+    insert_rows(conn, table, columns, list(fresh.values()))
+
+
+def insert_rows(
+    conn: duckdb.DuckDBPyConnection, table: str, columns: str, rows: Sequence[Sequence[object]]
+) -> None:
+    """One multi-row insert of `rows`, which the caller knows are not stored (a fold that
+    read the stored keys itself): `insert_new` without its read."""
     if rows:
         marks = ", ".join("(" + ", ".join("?" for _ in rows[0]) + ")" for _ in rows)
-        key = columns.split(",")[0].strip()
         conn.execute(
-            f"INSERT INTO {table} ({columns}) VALUES {marks} ON CONFLICT ({key}) DO NOTHING",
-            [v for row in rows for v in row],
+            f"INSERT INTO {table} ({columns}) VALUES {marks}", [v for row in rows for v in row]
         )
 
 
@@ -178,17 +201,40 @@ def set_offset(conn: duckdb.DuckDBPyConnection, name: str, event: StoredEvent) -
     set_offsets(conn, {name: event})
 
 
-def set_offsets(conn: duckdb.DuckDBPyConnection, last: dict[str, StoredEvent]) -> None:
-    """Each projector's offset at its event, in one statement."""
+def set_offsets(
+    conn: duckdb.DuckDBPyConnection,
+    last: dict[str, StoredEvent],
+    stored: set[str] | None = None,
+) -> None:
+    """Each projector's offset at its event: one update of the stored offsets and one
+    insert of the missing ones (cheaper than `ON CONFLICT DO UPDATE`, see `insert_new`);
+    `stored`: the names that have an offset row, when the caller has just read them."""
     if not last:
         return
-    conn.execute(
-        "INSERT INTO projection_offsets (projector_name, last_ts, last_event_id) VALUES "
-        + ", ".join("(?, ?, ?)" for _ in last)
-        + " ON CONFLICT (projector_name) DO UPDATE SET"
-        " last_ts = excluded.last_ts, last_event_id = excluded.last_event_id",
-        [v for name, e in last.items() for v in (name, e.ts, e.event_id)],
-    )
+    if stored is None:
+        stored = {
+            r[0]
+            for r in conn.execute(
+                "SELECT projector_name FROM projection_offsets"
+                " WHERE projector_name IN (SELECT unnest(?))",
+                [list(last)],
+            ).fetchall()
+        }
+    moved = [name for name in last if name in stored]
+    if moved:
+        conn.execute(
+            "UPDATE projection_offsets SET last_ts = v.ts, last_event_id = v.id FROM"
+            " (SELECT unnest(?) AS name, unnest(?::TIMESTAMP[]) AS ts, unnest(?) AS id) v"
+            " WHERE projector_name = v.name",
+            [moved, [last[n].ts for n in moved], [last[n].event_id for n in moved]],
+        )
+    new = [name for name in last if name not in stored]
+    if new:
+        conn.execute(
+            "INSERT INTO projection_offsets (projector_name, last_ts, last_event_id) VALUES "
+            + ", ".join("(?, ?, ?)" for _ in new),
+            [v for name in new for v in (name, last[name].ts, last[name].event_id)],
+        )
 
 
 def record_error(
@@ -377,7 +423,10 @@ def _apply_pending(
         behind = [
             n for n, (ts, i) in zip(names, positions, strict=True) if ts is None or (ts, i) < end
         ]
-        set_offsets(conn, dict.fromkeys(behind, events[-1]))  # never moves one back
+        # Never moves one back. An offset row always holds a time (events have one), so
+        # the names read with a time are the stored rows.
+        stored = {n for n, (ts, _) in zip(names, positions, strict=True) if ts is not None}
+        set_offsets(conn, dict.fromkeys(behind, events[-1]), stored)
     return counts
 
 
