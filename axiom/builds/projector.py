@@ -54,10 +54,12 @@ class StageMetric:
 
 _RUN_COLUMNS = (
     "build_id, started_at, extractor_model, extractor_prompt_hash, embedder_model,"
-    " embedding_version, idris_version, schema_version, status, finished_at, error"
+    " embedding_version, idris_version, schema_version, status, finished_at, error, work_ms"
 )
 _METRIC_COLUMNS = "id, ts, stage, latency_ms, success, error, session_id"
-FINISH = slice(8, 11)  # status, finished_at, error in a `_run_row`
+FINISH = slice(8, 12)  # status, finished_at, error, work_ms in a `_run_row`
+# Stages timed inside another stage ("materialize" holds both): left out of a build's work.
+NESTED_STAGES = frozenset({"promote", "resolve_tasks"})
 
 
 def _run_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
@@ -74,7 +76,14 @@ def _run_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
         "running",
         None,
         None,
+        None,
     ]
+
+
+def work_ms(p: dict[str, Any]) -> float | None:
+    """The build's work: its outermost stages' latencies summed (None when it timed none)."""
+    stages = [m for m in p.get("metrics", []) if m.get("stage") not in NESTED_STAGES]
+    return sum(float(m["latency_ms"]) for m in stages) if stages else None
 
 
 def _metric_rows(event: StoredEvent, p: dict[str, Any]) -> list[list[Any]]:
@@ -109,7 +118,8 @@ class _Fold:
             if row[0] not in self.stored:
                 self.runs.setdefault(row[0], row)
             return
-        finish, build_id = [p["status"], event.ts, p.get("error")], p["build_id"]
+        finish = [p["status"], event.ts, p.get("error"), work_ms(p)]
+        build_id = p["build_id"]
         metrics = _metric_rows(event, p)
         if build_id in self.runs:
             self.runs[build_id][FINISH] = finish
@@ -123,10 +133,11 @@ class _Fold:
         if self.finished:
             f = list(self.finished.values())
             conn.execute(
-                "UPDATE build_runs SET status = v.status, finished_at = v.at, error = v.error"
-                " FROM (SELECT unnest(?) AS id, unnest(?) AS status, unnest(?::TIMESTAMP[]) AS at,"
-                " unnest(?::VARCHAR[]) AS error) v WHERE build_runs.build_id = v.id",
-                [list(self.finished), *([x[i] for x in f] for i in range(3))],
+                "UPDATE build_runs SET status = v.status, finished_at = v.at, error = v.error,"
+                " work_ms = v.work FROM (SELECT unnest(?) AS id, unnest(?) AS status,"
+                " unnest(?::TIMESTAMP[]) AS at, unnest(?::VARCHAR[]) AS error,"
+                " unnest(?::DOUBLE[]) AS work) v WHERE build_runs.build_id = v.id",
+                [list(self.finished), *([x[i] for x in f] for i in range(4))],
             )
         insert_new(conn, "pipeline_metrics", _METRIC_COLUMNS, list(self.metrics.values()))
 

@@ -34,10 +34,12 @@ class StageLatency:
 
 
 def recent_runs(conn: duckdb.DuckDBPyConnection, limit: int = 50) -> list[BuildRun]:
-    """The newest `limit` build runs, newest first, with their duration."""
+    """The newest `limit` build runs, newest first, with their duration: the work of their
+    stages (`work_ms`), else, for a run stored before that was kept, start to finish."""
     rows = conn.execute(
         "SELECT build_id, started_at, finished_at,"
-        " epoch_ms(finished_at) - epoch_ms(started_at), status, error, extractor_model,"
+        " coalesce(work_ms, epoch_ms(finished_at) - epoch_ms(started_at)), status, error,"
+        " extractor_model,"
         " embedder_model, schema_version FROM build_runs"
         " ORDER BY started_at DESC, build_id LIMIT ?",
         [int(limit)],

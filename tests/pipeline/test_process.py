@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from axiom.builds.projector import NESTED_STAGES
+from axiom.builds.queries import recent_runs
 from axiom.entries.queries import entry_history, list_entries
 from axiom.extract.llm import LLMExtractor
 from axiom.extract.rules import RuleExtractor
@@ -68,6 +70,21 @@ def test_the_sample_session_yields_entries_with_exact_spans(
     assert exact
     for ev in exact:
         assert texts[ev["message_index"]][ev["span_start"] : ev["span_end"]] == ev["quote"]
+
+
+def test_a_build_run_lasts_the_work_of_its_stages(
+    db: Database, sample_session: Path, tmp_path: Path
+) -> None:
+    """A build written in one flush has both of its events at one time: its duration is
+    the sum of its outermost stages (the analysis done outside the lock included)."""
+    (sid,) = import_paths(db, [sample_session]).session_ids
+    process_session(db, sid, _pipeline(tmp_path))
+    with db.read() as conn:
+        (run,) = recent_runs(conn)
+        stages = dict(conn.execute("SELECT stage, latency_ms FROM pipeline_metrics").fetchall())
+    outer = sum(ms for stage, ms in stages.items() if stage not in NESTED_STAGES)
+    assert run.duration_ms == pytest.approx(outer) and run.duration_ms > 0
+    assert stages["materialize"] >= stages["promote"]  # nested: counted once, in materialize
 
 
 def test_processing_twice_appends_nothing(
