@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from ninja import Schema
 from pydantic import AfterValidator, Field
 
-from axiom.store.bounds import MAX_PAGE
+from axiom.store.bounds import MAX_OFFSET, MAX_PAGE
 
 
 def _as_utc(value: datetime | None) -> datetime | None:
