@@ -540,6 +540,14 @@ def _remove_private(
     return "".join(out), still_open
 
 
+def mask_secrets(text: str) -> tuple[str, dict[str, int]]:
+    """`text` with its secrets masked and the counts; private regions are left alone. For
+    raw files kept as they came (an upload to fix), where cutting a region out of one line
+    could break the line's JSON, while a mask never does."""
+    counts: dict[str, int] = {}
+    return _mask_secrets(text, counts), counts
+
+
 class PrivacyFilter:
     """Masks secrets and removes private regions; see the module docstring for the rules."""
 
