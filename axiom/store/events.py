@@ -1,8 +1,10 @@
 """The append-only event store: the single source of truth.
 
-There is deliberately no update or delete method, with one documented exception:
-`redact`, used only by `axiom.forgetting` when a person asks Axiom to forget, rewrites an
-event's payload to a redacted form (`redacted_payload`) that carries no text. Every event may carry a `dedupe_key`;
+There is deliberately no update or delete method, with one documented exception, used only
+by `axiom.forgetting` when a person asks Axiom to forget: `redact` rewrites an event's
+payload to a redacted form (`redacted_payload`) that carries no text, and
+`replace_payload` rewrites a kept event that holds a copy of forgotten text (a candidate
+task's title) without it. Every event may carry a `dedupe_key`;
 appending an event whose key was seen before returns the stored event and writes nothing,
 which is what makes re-imports, retries and redelivered Celery tasks harmless.
 

@@ -104,6 +104,14 @@ _VENDOR_KINDS = {
     "github_pat": ("github_token", r"github_pat_(?<![A-Za-z0-9_]...........)[A-Za-z0-9_]{22,}"),
     "slack": ("slack_token", r"xox[abposre]-(?<![A-Za-z0-9_\-].....)[A-Za-z0-9\-]{10,}"),
     "google": ("api_key", r"AIza(?<![A-Za-z0-9_\-]....)[0-9A-Za-z_\-]{35}"),
+}
+_VENDOR = re.compile(
+    "(?=[sAgx])(?:" + "|".join(f"(?P<{name}>{rx})" for name, (_, rx) in _VENDOR_KINDS.items()) + ")"
+)
+
+# Rarer prefixes, in a second pass run only when one of their literals occurs: starting
+# letters as common as e, h, n, p, r would slow the first pass on every text (~2x).
+_RARE_KINDS = {
     # Stripe secret and restricted keys (publishable ``pk_`` keys are public by design)
     "stripe": ("api_key", r"[sr]k_(?:live|test)_(?<![A-Za-z0-9_\-]........)[A-Za-z0-9]{16,}"),
     "huggingface": ("api_key", r"hf_(?<![A-Za-z0-9_\-]...)(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{30,}"),
@@ -116,11 +124,8 @@ _VENDOR_KINDS = {
         r"eyJ(?<![A-Za-z0-9_\-]...)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.?[A-Za-z0-9_\-]*",
     ),
 }
-_VENDOR = re.compile(
-    "(?=[sAgxrhnpe])(?:"
-    + "|".join(f"(?P<{name}>{rx})" for name, (_, rx) in _VENDOR_KINDS.items())
-    + ")"
-)
+_RARE_LITERALS = ("k_live_", "k_test_", "hf_", "npm_", "pypi-", "glpat-", "eyJ")
+_RARE = re.compile("|".join(f"(?P<{name}>{rx})" for name, (_, rx) in _RARE_KINDS.items()))
 
 # An AWS secret access key has no prefix: 40 base64 characters. Alone it looks like any
 # hash, so it counts only on the line of an AWS access key id (already masked by then).
@@ -134,7 +139,7 @@ _AWS_SECRET = re.compile(
 # like a credential (`_credential_like`), so "the password is in the vault" or "the token
 # is expired" stay as they are. Without a verb the value must look like a generated key.
 _SENTENCE = re.compile(
-    r"(?<![A-Za-z0-9_\-])(?P<word>pass(?:word|phrase|wd)"
+    r"(?=[pPsStTaAbBrR])(?<![A-Za-z0-9_\-])(?P<word>pass(?:word|phrase|wd)"
     r"|secret(?:[ _-]access)?(?:[ _-]key)?"
     r"|(?:api|access|auth|bearer|refresh|session)[ _-]?(?:key|token)|token|private[ _-]key)"
     r"(?![A-Za-z0-9_])"
@@ -301,7 +306,10 @@ def _mask_secrets(text: str, counts: dict[str, int]) -> str:
 
     text = _PEM.sub(lambda m: bump("private_key"), text)
     text = _VENDOR.sub(lambda m: bump(_VENDOR_KINDS[m.lastgroup or ""][0]), text)
-    text = _AWS_SECRET.sub(lambda m: m.group("gap") + bump("aws_secret_key"), text)
+    if any(literal in text for literal in _RARE_LITERALS):
+        text = _RARE.sub(lambda m: bump(_RARE_KINDS[m.lastgroup or ""][0]), text)
+    if "[SECRET:aws_access_key]" in text:
+        text = _AWS_SECRET.sub(lambda m: m.group("gap") + bump("aws_secret_key"), text)
 
     def bearer(m: re.Match[str]) -> str:
         token = m.group("tok")
@@ -335,7 +343,43 @@ def _mask_secrets(text: str, counts: dict[str, int]) -> str:
         out.append(masked)
         pos = search_from = m.end()
     out.append(text[pos:])
-    return _SENTENCE.sub(lambda m: _mask_sentence(m, counts), "".join(out))
+    return _mask_sentences("".join(out), counts)
+
+
+_SENTENCE_HINTS = ("pass", "secret", "key", "token")
+_SENTENCE_REACH = 320  # a sentence match ends this far after its key word at most, in practice
+
+
+def _mask_sentences(text: str, counts: dict[str, int]) -> str:
+    """`_SENTENCE` tried only near a hint word found by `str.find` (the regex alone, tried
+    at every position, would cost more than the rest of the filter)."""
+    lower = text.lower()
+    if len(lower) != len(text):  # a character whose lower case is longer: no shortcut
+        return _SENTENCE.sub(lambda m: _mask_sentence(m, counts), text)
+    hits = sorted(i for word in _SENTENCE_HINTS for i in _find_all(lower, word))
+    out: list[str] = []
+    pos = 0
+    for hit in hits:
+        start = max(pos, hit - 16)
+        if hit + len("key") <= pos:
+            continue
+        m = _SENTENCE.search(text, start, hit + _SENTENCE_REACH)
+        if m is None or m.start() > hit:
+            continue
+        out.append(text[pos : m.start()])
+        out.append(_mask_sentence(m, counts))
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _find_all(text: str, word: str) -> list[int]:
+    found = []
+    i = text.find(word)
+    while i >= 0:
+        found.append(i)
+        i = text.find(word, i + 1)
+    return found
 
 
 _IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
