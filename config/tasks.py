@@ -15,7 +15,7 @@ from axiom.entries.demotion import demote
 from axiom.graduation.demotion import CURRENT_POLICY
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Transcript
-from axiom.ingest.uploads import discard_imported_upload
+from axiom.ingest.uploads import settle_upload
 from axiom.outbox.service import drain_outbox, reconcile_outbox
 from axiom.pipeline.batch import ordered_sessions
 from axiom.pipeline.factory import configured_pipeline
@@ -73,7 +73,7 @@ def ingest_path(
 
     roots = [Path(r) for r in within] if within is not None else None
     report = import_paths(db, [Path(path)], fmt=fmt, project=False, on_file=on_file, within=roots)
-    discard_imported_upload(db.path.parent, Path(path), len(report.issues))
+    settle_upload(db.path.parent, Path(path), len(report.issues))
     _queue(project)
     if report.session_ids:
         _process_later(ordered_sessions(db, report.session_ids))

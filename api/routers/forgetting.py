@@ -47,9 +47,12 @@ class ForgetOut(Schema):
     session_ids: list[str]
     entry_ids: list[str]
     events_redacted: int
+    copies_scrubbed: int
+    outbox_jobs_removed: int
     vector_rows_deleted: int
     log_lines_removed: int
     spool_payloads_removed: int
+    uploads_removed: int
     database_bytes: int
 
 

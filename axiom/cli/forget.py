@@ -56,8 +56,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
         print(
             f"forgot {summary} ({report.redaction_id}): {report.events_redacted} event(s)"
             f" redacted, {report.vector_rows_deleted} vector row(s) deleted,"
-            f" {report.log_lines_removed} log line(s) and {report.spool_payloads_removed} spooled"
-            f" payload(s) removed; database rewritten"
+            f" {report.log_lines_removed} log line(s), {report.spool_payloads_removed} spooled"
+            f" payload(s) and {report.uploads_removed} kept upload(s) removed; database rewritten"
         )
         print(TOMBSTONE_NOTE)
     return 0

@@ -7,16 +7,21 @@ In order, each step needed for the forgotten text to leave every file:
    `redacted` event records what, when and who (never the content). That event is a
    tombstone: a later import of the same session is refused (`axiom.ingest.importer`), and
    an entry's dedupe keys stay taken, so processing the session again does not bring it
-   back. Every read snapshot (a copy of the file, `axiom.store.snapshots`) is deleted in the
-   same unit, so no page is served the text from a copy made before;
+   back. In the same unit, kept events lose their references to the tasks and conditions
+   only the target created (`axiom.forgetting.copies`: the matcher's candidate titles),
+   and the outbox jobs of the forgotten messages, entries and tasks are deleted (so no
+   reconcile re-queues them and no drain fails them as "item not found"). Every read
+   snapshot (a copy of the file, `axiom.store.snapshots`) is deleted in the same unit, so
+   no page is served the text from a copy made before;
 2. every derived table is rebuilt by replay (projectors skip redacted events), which
    removes the derived rows;
-3. the LanceDB rows are deleted and every table compacted with no grace period, so no
+3. the LanceDB rows (messages, entries, the gone tasks) are deleted and every table compacted with no grace period, so no
    old version holding them is left (`purge_rows`);
 4. the DuckDB file is rewritten into a fresh file under the exclusive lock
    (`rewrite_database`): freed blocks that still held the text are not carried over;
-5. log files under `<data dir>/logs/` lose every line naming the target or quoting it, and
-   the hook spool every payload doing so (`axiom.forgetting.scrub`).
+5. log files under `<data dir>/logs/` lose every line naming the target or quoting it, the
+   hook spool every payload doing so, and `<data dir>/uploads/` every kept upload doing so
+   (`axiom.forgetting.scrub`).
 
 Step 1 writes a pending marker before its commit and step 5 removes it: a run killed in
 between is finished by the next `forget`, `process` or `up` (`finish_pending`).
@@ -34,16 +39,18 @@ import duckdb
 from axiom.config import AxiomConfig
 from axiom.entries.queries import get_entry, list_entries
 from axiom.forgetting import pending
+from axiom.forgetting.copies import gone_entities, scrub_copies
 from axiom.forgetting.pending import Pending
-from axiom.forgetting.scrub import scrub_logs, scrub_spool
+from axiom.forgetting.scrub import scrub_logs, scrub_spool, scrub_uploads
 from axiom.ingest.session_queries import get_session, list_messages, session_ids_started_before
+from axiom.outbox.projector import forget_jobs
 from axiom.projections import rebuild_all
 from axiom.store import snapshots
 from axiom.store.db import Database
 from axiom.store.event_types import REDACTED
 from axiom.store.events import EventStore, NewEvent
 from axiom.store.rewrite import rewrite_database
-from axiom.vectors.lance_store import entry_row_id, purge_rows
+from axiom.vectors.lance_store import entry_row_id, purge_rows, task_row_id
 
 MIN_SCRUB_CHARS = 12  # shorter texts are too common to scrub log lines by
 
@@ -94,9 +101,12 @@ class ForgetReport:
     session_ids: list[str]
     entry_ids: list[str]
     events_redacted: int = 0
+    copies_scrubbed: int = 0
+    outbox_jobs_removed: int = 0
     vector_rows_deleted: int = 0
     log_lines_removed: int = 0
     spool_payloads_removed: int = 0
+    uploads_removed: int = 0
     database_bytes: int = 0
 
     def to_json(self) -> dict:
@@ -157,7 +167,12 @@ def commit(
         report = ForgetReport(redaction_id, target.scope, covered.session_ids, covered.entry_ids)
         store = EventStore(conn)
         doomed = store.ids_about(covered.session_ids, covered.session_ids + covered.entry_ids)
+        tasks, conditions = gone_entities(store, doomed)
         report.events_redacted = store.redact(doomed, redaction_id)
+        report.copies_scrubbed = scrub_copies(store, tasks + conditions, doomed)
+        report.outbox_jobs_removed = forget_jobs(
+            conn, covered.session_ids, covered.entry_ids + tasks
+        )
         store.append(
             NewEvent(
                 REDACTED,
@@ -180,7 +195,9 @@ def commit(
         snapshots.hold(db.path, redaction_id)
         snapshots.delete_all(db.path)
         texts = [t for t in covered.texts if len(t) >= MIN_SCRUB_CHARS]
-        work = Pending(redaction_id, target.scope, covered.session_ids, covered.entry_ids, texts)
+        work = Pending(
+            redaction_id, target.scope, covered.session_ids, covered.entry_ids, texts, tasks
+        )
         pending.write(config.forget_pending_dir, work)
     return report, work
 
@@ -190,12 +207,15 @@ def finish(db: Database, config: AxiomConfig, work: Pending, report: ForgetRepor
     The marker goes last."""
     rebuild_all(db)
     report.vector_rows_deleted = purge_rows(
-        config.lancedb_dir, [entry_row_id(e) for e in work.entry_ids], work.session_ids
+        config.lancedb_dir,
+        [entry_row_id(e) for e in work.entry_ids] + [task_row_id(t) for t in work.task_ids],
+        work.session_ids,
     )
     report.database_bytes = rewrite_database(db)
     ids = work.session_ids + work.entry_ids
     report.log_lines_removed = scrub_logs(config.data_dir / "logs", ids, work.texts)
     report.spool_payloads_removed = scrub_spool(config.spool_dir, ids, work.texts)
+    report.uploads_removed = scrub_uploads(config.data_dir, ids, work.texts)
     pending.done(config.forget_pending_dir, work.redaction_id)
     snapshots.release(db.path, work.redaction_id)
     return report

@@ -24,6 +24,7 @@ class Pending:
     session_ids: list[str] = field(default_factory=list)
     entry_ids: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
+    task_ids: list[str] = field(default_factory=list)  # tasks only the target created
 
 
 def _path(folder: Path, redaction_id: str) -> Path:

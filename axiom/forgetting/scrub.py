@@ -1,4 +1,5 @@
-"""Forgotten text out of the plain files of the data directory: logs and the hook spool.
+"""Forgotten text out of the plain files of the data directory: logs, the hook spool and
+kept uploads.
 
 A log line goes when it names a forgotten id as a whole token (so `s1` does not take
 `s10`'s lines) or contains a forgotten text (or a line of a multi-line one). A spooled hook
@@ -14,6 +15,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from axiom.ingest.uploads import discard_upload, kept_uploads
 
 
 class Needles:
@@ -103,5 +106,20 @@ def scrub_spool(spool_dir: Path, ids: list[str], texts: list[str] | None = None)
             strings = [raw]
         if any(needles.found_in(s) for s in strings):
             path.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
+def scrub_uploads(data_dir: Path, ids: list[str], texts: list[str] | None = None) -> int:
+    """Delete every kept upload (`axiom.ingest.uploads`) that names or quotes the target;
+    returns how many went."""
+    needles = Needles(ids, texts or [])
+    if not needles:
+        return 0
+    removed = 0
+    for folder in kept_uploads(data_dir):
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        if any(needles.found_in(p.read_text(encoding="utf-8", errors="replace")) for p in files):
+            discard_upload(folder)
             removed += 1
     return removed

@@ -1,19 +1,35 @@
 """Where a file uploaded to the import page is kept: `<data dir>/uploads/<random>/<name>`.
 
 The name a browser sends is only a hint (it may be `../../x` or empty): it is cut to its
-last part and to safe characters, keeping the extension the format detection reads. The
-file stays until an import has stored all of it (`discard_imported_upload`), so a failed
-import loses nothing and can be run again.
+last part and to safe characters, keeping the extension the format detection reads.
+
+A raw copy of a transcript would keep its secrets and outlive a `forget`, so an upload is
+kept no longer, and no rawer, than it has to be:
+
+- once an import has stored all of it, it is deleted (`settle_upload`): the event store
+  holds it, privacy-filtered;
+- a file with problems stays, so it can be fixed and imported again, but with its secrets
+  masked line by line (`mask_secrets`; private regions stay, since cutting one out of a
+  line could break its JSON);
+- `forget` deletes every kept upload naming or quoting what it forgets
+  (`axiom.forgetting.scrub.scrub_uploads`);
+- a kept upload older than `KEEP_DAYS` is deleted when the next file is uploaded, so a file
+  that failed completely (nothing of it stored, nothing to forget it by) is not kept forever.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterable
+import shutil
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from axiom.ingest.privacy.filter import mask_secrets
+
 UPLOADS = "uploads"
+KEEP_DAYS = 7
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -30,7 +46,9 @@ def safe_upload_name(name: str) -> str:
 
 def store_upload(data_dir: Path, name: str, chunks: Iterable[bytes], max_bytes: int) -> Path:
     """Write the chunks to a fresh folder under the uploads dir; `UploadTooLarge` (and the
-    partial file removed) once more than `max_bytes` arrive."""
+    partial file removed) once more than `max_bytes` arrive. Kept uploads older than
+    `KEEP_DAYS` go first."""
+    prune_kept_uploads(data_dir, KEEP_DAYS * 86400)
     folder = data_dir / UPLOADS / secrets.token_hex(8)
     folder.mkdir(parents=True)
     path = folder / safe_upload_name(name)
@@ -48,15 +66,57 @@ def store_upload(data_dir: Path, name: str, chunks: Iterable[bytes], max_bytes: 
     return path
 
 
-def discard_imported_upload(data_dir: Path, path: Path, problems: int) -> bool:
-    """Delete an uploaded file once everything in it is stored (the event store holds it,
-    privacy-filtered; the raw copy would keep its secrets and outlive a `forget`). A file
-    with problems stays, so it can be fixed and imported again. True if it went."""
-    uploads = (data_dir / UPLOADS).resolve()
+def _upload_folder(data_dir: Path, path: Path) -> Path | None:
+    """The upload's own folder, or None when `path` is not an upload (a typed path)."""
     folder = path.resolve().parent
-    if problems or folder.parent != uploads:
+    return folder if folder.parent == (data_dir / UPLOADS).resolve() else None
+
+
+def settle_upload(data_dir: Path, path: Path, problems: int) -> bool:
+    """After the import of `path`: an upload stored whole is deleted; one with problems is
+    kept, its secrets masked (module docstring). A path that is not an upload is left
+    alone. True if the upload went."""
+    folder = _upload_folder(data_dir, path)
+    if folder is None:
         return False
-    for leftover in folder.iterdir():
-        leftover.unlink()
-    folder.rmdir()
+    if problems:
+        mask_kept_upload(path)
+        return False
+    discard_upload(folder)
     return True
+
+
+def mask_kept_upload(path: Path) -> int:
+    """Rewrite `path` with the secrets of each line masked; bytes that are not UTF-8 are
+    kept as they were. Returns how many secrets were masked."""
+    raw = path.read_bytes().decode("utf-8", errors="surrogateescape")
+    masked = 0
+    lines = []
+    for line in raw.splitlines(keepends=True):
+        text, counts = mask_secrets(line)
+        masked += sum(counts.values())
+        lines.append(text)
+    if masked:
+        path.write_bytes("".join(lines).encode("utf-8", errors="surrogateescape"))
+    return masked
+
+
+def kept_uploads(data_dir: Path) -> Iterator[Path]:
+    """The folder of every kept upload."""
+    uploads = data_dir / UPLOADS
+    if uploads.is_dir():
+        yield from sorted(p for p in uploads.iterdir() if p.is_dir())
+
+
+def discard_upload(folder: Path) -> None:
+    """Delete one kept upload (its folder and everything in it)."""
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def prune_kept_uploads(data_dir: Path, max_age_s: float) -> int:
+    """Delete the kept uploads not touched for `max_age_s`; returns how many went."""
+    cutoff = time.time() - max_age_s
+    old = [f for f in kept_uploads(data_dir) if f.stat().st_mtime < cutoff]
+    for folder in old:
+        discard_upload(folder)
+    return len(old)

@@ -141,6 +141,29 @@ class OutboxProjector:
             conn.unregister("incoming_outbox_jobs")
 
 
+_FORGOTTEN_JOBS = (
+    "FROM vector_outbox WHERE (item_kind IN ('entry', 'task')"
+    " AND list_contains(?::VARCHAR[], item_id))"
+    " OR (item_kind = 'message' AND EXISTS (SELECT 1 FROM unnest(?::VARCHAR[]) AS s(sid)"
+    " WHERE starts_with(vector_outbox.item_id, s.sid || ':')))"
+)
+
+
+def forget_jobs(
+    conn: duckdb.DuckDBPyConnection, session_ids: Sequence[str], item_ids: Sequence[str]
+) -> int:
+    """Delete the jobs of forgotten items (`axiom.forgetting`): every message of
+    `session_ids`, and the entries and tasks `item_ids`. Their events are redacted, so no
+    replay queues them again; left in place, `reconcile` would find their vectors missing
+    and re-queue them, and the next drain would fail them as "item not found". Returns how
+    many went (counted first: DuckDB's `DELETE … RETURNING` on this indexed table returns
+    no rows)."""
+    params = [list(item_ids), list(session_ids)]
+    count = conn.execute(f"SELECT count(*) {_FORGOTTEN_JOBS}", params).fetchone()[0]
+    conn.execute(f"DELETE {_FORGOTTEN_JOBS}", params)
+    return count
+
+
 def _items(event: StoredEvent) -> list[tuple[str, str, str]]:
     """(kind, item id, document text) of each item the event gives content to."""
     p: dict[str, Any] = event.payload

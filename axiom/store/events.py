@@ -1,8 +1,10 @@
 """The append-only event store: the single source of truth.
 
-There is deliberately no update or delete method, with one documented exception:
-`redact`, used only by `axiom.forgetting` when a person asks Axiom to forget, rewrites an
-event's payload to a redacted form (`redacted_payload`) that carries no text. Every event may carry a `dedupe_key`;
+There is deliberately no update or delete method, with one documented exception, used only
+by `axiom.forgetting` when a person asks Axiom to forget: `redact` rewrites an event's
+payload to a redacted form (`redacted_payload`) that carries no text, and
+`replace_payload` rewrites a kept event that holds a copy of forgotten text (a candidate
+task's title) without it. Every event may carry a `dedupe_key`;
 appending an event whose key was seen before returns the stored event and writes nothing,
 which is what makes re-imports, retries and redelivered Celery tasks harmless.
 
@@ -318,14 +320,28 @@ class EventStore:
             event = self.get(event_id)
             if event is None or is_redacted(event.payload):
                 continue
-            text = canonical_json(redacted_payload(event.payload, redaction_id))
-            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-            self.conn.execute(
-                "UPDATE events SET payload_json = ?, checksum = ? WHERE event_id = ?",
-                [text, digest, event_id],
-            )
+            self.replace_payload(event_id, redacted_payload(event.payload, redaction_id))
             changed += 1
         return changed
+
+    def replace_payload(self, event_id: str, payload: dict[str, Any]) -> None:
+        """Store `payload` as the event's payload: for forgetting only, when an event that
+        is kept holds a copy of forgotten text (`axiom.forgetting.copies`)."""
+        text = canonical_json(payload)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        self.conn.execute(
+            "UPDATE events SET payload_json = ?, checksum = ? WHERE event_id = ?",
+            [text, digest, event_id],
+        )
+
+    def field_of(self, event_ids: Sequence[str], event_type: str, field_name: str) -> list[str]:
+        """`field_name` of each `event_type` event among `event_ids` (where it is set)."""
+        rows = self.conn.execute(
+            f"SELECT DISTINCT json_extract_string(payload_json, '$.{field_name}') FROM events"
+            " WHERE event_type = ? AND event_id IN (SELECT unnest(?::VARCHAR[]))",
+            [event_type, list(event_ids)],
+        ).fetchall()
+        return sorted(r[0] for r in rows if r[0] is not None)
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM events").fetchone()[0]

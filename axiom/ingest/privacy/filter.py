@@ -3,8 +3,12 @@
 Two jobs, in this order:
 
 1. **Secrets are masked everywhere**, code included (a key pasted into a code block is still
-   a key): vendor API keys and tokens, ``Bearer`` headers, credentials in URLs, passwords /
-   secrets / tokens on the right-hand side of an assignment, and PEM private-key blocks.
+   a key): vendor API keys and tokens (OpenAI, Anthropic, AWS ids and the secret on their
+   line, GitHub, GitLab, Slack, Google, Stripe, Hugging Face, npm, PyPI, JWTs), ``Bearer``
+   headers, credentials in URLs, passwords / secrets / tokens on the right-hand side of an
+   assignment or in a sentence ("my password is hunter2!!", "secret wJalr…": only a value
+   that looks like a credential, so "the token is expired" stays), and PEM private-key
+   blocks.
    A secret becomes ``[SECRET:<kind>]``; an assignment keeps its left side
    (``password=[SECRET:password]``) so the text still reads.
 2. **Private regions are removed**: ``<private>…</private>``, ``[private]…[/private]`` and
@@ -65,8 +69,9 @@ class FilterResult:
 
     `counts` keys: ``private_tag`` (regions removed), ``private_unclosed`` (of those, how
     many ran to the end of the text), ``private_stray_close``, and one key per secret kind
-    (``api_key``, ``aws_access_key``, ``github_token``, ``slack_token``, ``bearer_token``,
-    ``private_key``, ``password``, ``secret``, ``token``, ``url_password``). Only non-zero
+    (``api_key``, ``aws_access_key``, ``aws_secret_key``, ``github_token``,
+    ``slack_token``, ``jwt``, ``bearer_token``, ``private_key``, ``password``, ``secret``,
+    ``token``, ``url_password``). Only non-zero
     counts are present.
 
     With `carry=True`, a region still open at the end of the text is not counted yet: it
@@ -103,6 +108,48 @@ _VENDOR_KINDS = {
 _VENDOR = re.compile(
     "(?=[sAgx])(?:" + "|".join(f"(?P<{name}>{rx})" for name, (_, rx) in _VENDOR_KINDS.items()) + ")"
 )
+
+# Rarer prefixes, in a second pass run only when one of their literals occurs: starting
+# letters as common as e, h, n, p, r would slow the first pass on every text (~2x).
+_RARE_KINDS = {
+    # Stripe secret and restricted keys (publishable ``pk_`` keys are public by design)
+    "stripe": ("api_key", r"[sr]k_(?:live|test)_(?<![A-Za-z0-9_\-]........)[A-Za-z0-9]{16,}"),
+    "huggingface": ("api_key", r"hf_(?<![A-Za-z0-9_\-]...)(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{30,}"),
+    "npm": ("api_key", r"npm_(?<![A-Za-z0-9_\-]....)[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    "pypi": ("api_key", r"pypi-(?<![A-Za-z0-9_\-].....)AgE[A-Za-z0-9_\-]{50,}"),
+    "gitlab": ("api_key", r"glpat-(?<![A-Za-z0-9_\-]......)[A-Za-z0-9_\-]{20,}"),
+    # header.payload[.signature], both JSON objects in base64url (``{"`` encodes as ``eyJ``)
+    "jwt": (
+        "jwt",
+        r"eyJ(?<![A-Za-z0-9_\-]...)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.?[A-Za-z0-9_\-]*",
+    ),
+}
+_RARE_LITERALS = ("k_live_", "k_test_", "hf_", "npm_", "pypi-", "glpat-", "eyJ")
+_RARE = re.compile("|".join(f"(?P<{name}>{rx})" for name, (_, rx) in _RARE_KINDS.items()))
+
+# An AWS secret access key has no prefix: 40 base64 characters. Alone it looks like any
+# hash, so it counts only on the line of an AWS access key id (already masked by then).
+_AWS_SECRET = re.compile(
+    r"(?<=\[SECRET:aws_access_key\])(?P<gap>[^\n]{0,80}?)"
+    r"(?<![A-Za-z0-9/+=])(?P<val>[A-Za-z0-9/+]{30,60})(?![A-Za-z0-9/+=])"
+)
+
+# Secrets in sentences: "my password is hunter2!!", "the secret key was wJalr…", "token:
+# abc…", "aws secret wJalr…". The key phrase, then an optional verb; the value must look
+# like a credential (`_credential_like`), so "the password is in the vault" or "the token
+# is expired" stay as they are. Without a verb the value must look like a generated key.
+_SENTENCE = re.compile(
+    r"(?=[pPsStTaAbBrR])(?<![A-Za-z0-9_\-])(?P<word>pass(?:word|phrase|wd)"
+    r"|secret(?:[ _-]access)?(?:[ _-]key)?"
+    r"|(?:api|access|auth|bearer|refresh|session)[ _-]?(?:key|token)|token|private[ _-]key)"
+    r"(?![A-Za-z0-9_])"
+    r"(?P<verb>[ \t]+(?:is|was|=)(?:[ \t]+(?:now|still|just|actually|set[ \t]+to|changed[ \t]+to))?"
+    r"[ \t]*:?|[ \t]*[:=])?"
+    r"[ \t]+"
+    r"(?:(?P<quote>[`\"'])(?P<quoted>[^`\"'\s]{4,200})(?P=quote)|(?P<bare>[^\s`\"'<\[]{4,200}))",
+    re.I,
+)
+_SPECIAL = frozenset("!@#$%^&*+=/\\|~?<>")
 
 # A PEM block; without an END line it runs to the end of the text (fail safe).
 _PEM = re.compile(
@@ -218,6 +265,40 @@ def _mask_assignment(match: re.Match[str], counts: dict[str, int]) -> str | None
     return f"{lhs}{_mask(kind)}{tail}"
 
 
+def _credential_like(value: str, verb: bool) -> bool:
+    """After "password is": a value of 6+ characters with a digit or a symbol (not a word
+    such as "expired" or "case-sensitive"). With no verb ("secret wJalr…"): a generated
+    key, 16+ characters mixing letters, digits and upper and lower case."""
+    if len(value) < 6 or value.startswith(_SECRET_PREFIX) or _TEMPLATE.fullmatch(value):
+        return False
+    digit = any(c.isdigit() for c in value)
+    if verb:
+        return (digit or any(c in _SPECIAL for c in value)) and value[0] not in "$%{"
+    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    return len(value) >= 16 and digit and mixed
+
+
+def _sentence_kind(word: str) -> str:
+    word = re.sub(r"[ _\-]", "", word.lower())
+    if word.endswith("token"):
+        return "token"
+    return _KEY_WORDS.get(word, "secret")
+
+
+def _mask_sentence(match: re.Match[str], counts: dict[str, int]) -> str:
+    """`match` with its value masked when the value looks like a credential."""
+    raw = match.group("quoted") or match.group("bare")
+    trail = _TRAILING_PUNCT.search(raw) if match.group("bare") else None
+    value = raw[: trail.start()] if trail else raw
+    if not _credential_like(value, match.group("verb") is not None):
+        return match.group(0)
+    kind = _sentence_kind(match.group("word"))
+    counts[kind] = counts.get(kind, 0) + 1
+    start = match.start("quoted") if match.group("quoted") else match.start("bare")
+    head = match.string[match.start() : start]
+    return head + _mask(kind) + match.string[start + len(value) : match.end()]
+
+
 def _mask_secrets(text: str, counts: dict[str, int]) -> str:
     def bump(kind: str) -> str:
         counts[kind] = counts.get(kind, 0) + 1
@@ -225,6 +306,10 @@ def _mask_secrets(text: str, counts: dict[str, int]) -> str:
 
     text = _PEM.sub(lambda m: bump("private_key"), text)
     text = _VENDOR.sub(lambda m: bump(_VENDOR_KINDS[m.lastgroup or ""][0]), text)
+    if any(literal in text for literal in _RARE_LITERALS):
+        text = _RARE.sub(lambda m: bump(_RARE_KINDS[m.lastgroup or ""][0]), text)
+    if "[SECRET:aws_access_key]" in text:
+        text = _AWS_SECRET.sub(lambda m: m.group("gap") + bump("aws_secret_key"), text)
 
     def bearer(m: re.Match[str]) -> str:
         token = m.group("tok")
@@ -258,7 +343,43 @@ def _mask_secrets(text: str, counts: dict[str, int]) -> str:
         out.append(masked)
         pos = search_from = m.end()
     out.append(text[pos:])
+    return _mask_sentences("".join(out), counts)
+
+
+_SENTENCE_HINTS = ("pass", "secret", "key", "token")
+_SENTENCE_REACH = 320  # a sentence match ends this far after its key word at most, in practice
+
+
+def _mask_sentences(text: str, counts: dict[str, int]) -> str:
+    """`_SENTENCE` tried only near a hint word found by `str.find` (the regex alone, tried
+    at every position, would cost more than the rest of the filter)."""
+    lower = text.lower()
+    if len(lower) != len(text):  # a character whose lower case is longer: no shortcut
+        return _SENTENCE.sub(lambda m: _mask_sentence(m, counts), text)
+    hits = sorted(i for word in _SENTENCE_HINTS for i in _find_all(lower, word))
+    out: list[str] = []
+    pos = 0
+    for hit in hits:
+        start = max(pos, hit - 16)
+        if hit + len("key") <= pos:
+            continue
+        m = _SENTENCE.search(text, start, hit + _SENTENCE_REACH)
+        if m is None or m.start() > hit:
+            continue
+        out.append(text[pos : m.start()])
+        out.append(_mask_sentence(m, counts))
+        pos = m.end()
+    out.append(text[pos:])
     return "".join(out)
+
+
+def _find_all(text: str, word: str) -> list[int]:
+    found = []
+    i = text.find(word)
+    while i >= 0:
+        found.append(i)
+        i = text.find(word, i + 1)
+    return found
 
 
 _IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -461,6 +582,14 @@ def _remove_private(
         pos = end
     out.append(text[copied:])
     return "".join(out), still_open
+
+
+def mask_secrets(text: str) -> tuple[str, dict[str, int]]:
+    """`text` with its secrets masked and the counts; private regions are left alone. For
+    raw files kept as they came (an upload to fix), where cutting a region out of one line
+    could break the line's JSON, while a mask never does."""
+    counts: dict[str, int] = {}
+    return _mask_secrets(text, counts), counts
 
 
 class PrivacyFilter:
