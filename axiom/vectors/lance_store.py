@@ -272,9 +272,10 @@ class LanceStore:
         `min_rows` rows, and build it again from scratch once the table has `growth` times
         the rows of the last build; True when it built. Exact kNN costs ~134 ms at 100k x
         384, IVF_FLAT ~4.5 ms (DESIGN §10). Between builds `optimize()` folds new rows in
-        as delta segments that are never retrained, and kNN slows with every segment
-        (bench_ivf: 136 segments at 200k, p50 127 ms); rebuilding at each doubling bounds
-        them and costs about two builds of the final size in all (README, scale)."""
+        as delta segments that are never retrained, and kNN slows with every segment; a
+        rebuild at each doubling starts over with one segment and √rows partitions, and
+        costs about two builds of the final size in all (README, scale: the segments
+        still pile up between doublings)."""
         table = self._write_table()
         try:
             return build_vector_index_if_grown(table, min_rows, growth)
@@ -448,7 +449,7 @@ def build_vector_index_if_grown(
         VECTOR_COLUMN,
         # sqrt(rows) partitions, asked for as a partition size: given `num_partitions`,
         # LanceDB's next optimize merges them toward its own default size (bench_ivf at
-        # 50k: 223 partitions -> recall@10 1.0 and 2-3x the kNN time after one optimize).
+        # 50k: 223 partitions -> recall@10 1.0 and 2x the kNN time after one optimize).
         config=IvfFlat(distance_type="cosine", target_partition_size=max(1, int(math.sqrt(rows)))),
         replace=True,
         name=index.name if index is not None else VECTOR_INDEX_NAME,
