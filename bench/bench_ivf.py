@@ -11,7 +11,13 @@ the rest appended in `step`-row batches (default 50,000; the writer's is ~1000),
 followed by `optimize()` (no retraining); its build time is the index build plus every
 optimize (the appends themselves are not in it); `appended<step>t<rows>` builds that first
 index with `target_partition_size=<rows>` instead of sqrt(50,000) partitions. `target<rows>`
-is a one-shot build with `target_partition_size=<rows>`.
+is a one-shot build with `target_partition_size=<rows>`. `rebuild<step>x<growth>` is the
+writer's path with its rebuild rule (`lance_store.build_vector_index_if_grown`, the code the
+writer runs): before each optimize the index is rebuilt from scratch (sqrt(rows)
+partitions) once the table has `growth` times the rows of the last build
+(`rebuild<step>x<growth>s<segments>`: or has more than that many delta segments); `--probes
+150000,199000` also times kNN at those row counts on the way (one line each), to see the
+worst point just before a rebuild.
 Random vectors have no clusters, so recall here is a floor, not the real data's figure.
 """
 
@@ -23,6 +29,7 @@ import math
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +38,11 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import IvfFlat
 
-from axiom.vectors.lance_store import CLEANUP_OLDER_THAN
+from axiom.vectors.lance_store import (
+    CLEANUP_OLDER_THAN,
+    VECTOR_INDEX_NAME,
+    build_vector_index_if_grown,
+)
 
 DIM = 384
 BATCH = 50_000
@@ -112,6 +123,44 @@ def build_appended(
     return table, steps
 
 
+def build_rebuilt(
+    base: Path,
+    n: int,
+    step: int,
+    growth: float,
+    max_segments: int | None = None,
+    probe: Callable[[Any, int], None] = lambda table, rows: None,
+) -> tuple[Any, dict[str, float]]:
+    """The writer's path with its rebuild rule: index at 50,000 rows, then per `step` rows
+    append, rebuild if the table grew `growth`x since the last build, optimize."""
+    path = base / f"rebuilt{n}_{step}_{growth}_{max_segments}"
+    shutil.rmtree(path, ignore_errors=True)
+    db = lancedb.connect(path)
+    table = db.create_table("v", data=pa.Table.from_batches(_batches(FIRST_INDEX_ROWS)))
+    t0 = time.perf_counter()
+    build_vector_index_if_grown(table, FIRST_INDEX_ROWS, growth)
+    steps = {"index_s": time.perf_counter() - t0, "append_s": 0.0, "optimize_s": 0.0}
+    steps.update(rebuilds=0, max_segments=1, slowest_rebuild_s=0.0)
+    for start in range(FIRST_INDEX_ROWS, n, step):
+        rows = min(step, n - start)
+        t0 = time.perf_counter()
+        table.add(pa.Table.from_batches(_batches(rows, start)))
+        steps["append_s"] += time.perf_counter() - t0
+        segments = table.index_stats(VECTOR_INDEX_NAME).num_indices
+        steps["max_segments"] = max(steps["max_segments"], segments)
+        t0 = time.perf_counter()
+        if build_vector_index_if_grown(table, FIRST_INDEX_ROWS, growth, max_segments):
+            took = time.perf_counter() - t0
+            steps["index_s"] += took
+            steps["rebuilds"] += 1
+            steps["slowest_rebuild_s"] = max(steps["slowest_rebuild_s"], took)
+        t0 = time.perf_counter()
+        table.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)  # as the writer does
+        steps["optimize_s"] += time.perf_counter() - t0
+        probe(table, start + rows)
+    return table, steps
+
+
 def exact_top10(table: Any, queries: np.ndarray) -> list[set[str]]:
     data = table.to_arrow()
     vectors = data.column("vector").combine_chunks().values.to_numpy().reshape(-1, DIM)
@@ -148,12 +197,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, required=True)
     ap.add_argument("--variants", default="sqrt,cap316")
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--probes", default="", help="rebuild variants: row counts to time kNN at")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(99)
     queries = rng.standard_normal((args.queries, DIM), dtype=np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    probes = {int(p) for p in args.probes.split(",") if p}
     for variant in args.variants.split(","):
-        if variant.startswith("appended"):
+
+        def probe(table: Any, rows: int, variant: str = variant) -> None:
+            if rows in probes:
+                segments = table.index_stats(VECTOR_INDEX_NAME).num_indices
+                found = knn(table, queries, exact_top10(table, queries))
+                line = {"n": rows, "variant": variant, "probe": True, "segments": segments}
+                print(json.dumps({**line, **found}), flush=True)
+
+        if variant.startswith("rebuild"):
+            step_text, _, rule = variant.removeprefix("rebuild").partition("x")
+            growth, _, cap = rule.partition("s")
+            table, steps = build_rebuilt(
+                args.dir, args.n, int(step_text), float(growth), int(cap) if cap else None, probe
+            )
+            row = {"build_s": round(steps["index_s"] + steps["optimize_s"], 1)}
+            row.update({k: round(v, 1) for k, v in steps.items()})
+            row["segments"] = table.index_stats(VECTOR_INDEX_NAME).num_indices
+        elif variant.startswith("appended"):
             step_text, _, target = variant.removeprefix("appended").partition("t")
             step = int(step_text or BATCH)
             table, steps = build_appended(args.dir, args.n, step, int(target) if target else None)

@@ -34,6 +34,9 @@ Index upkeep: FTS queries slow down ~15x over 10k unindexed rows (DESIGN §10), 
 writer calls `optimize()` whenever ~`optimize_every` (1000) rows were added since the last
 one, and at the end of a drain creates the FTS index if missing and optimizes when new rows
 or small fragments piled up. Not after every small batch: an optimize rewrites fragments.
+Before each optimize and at the end of a drain it builds the vector index at 50,000 rows
+and rebuilds it from scratch each time the table has doubled since the last build, since
+optimize only appends delta segments to it and kNN slows with each (README, scale).
 """
 
 from __future__ import annotations
@@ -130,7 +133,7 @@ class DrainReport:
     busy: bool = False  # another writer held the lock; nothing was done
     error: str | None = None
     fts_index_created: bool = False
-    vector_index_created: bool = False
+    vector_index_created: bool = False  # built or rebuilt
     optimized: int = 0
     seconds: float = 0.0
     batches: list[BatchTiming] = field(default_factory=list)
@@ -407,6 +410,7 @@ class OutboxWriter:
     def _optimize(self, report: DrainReport) -> bool:
         try:
             report.fts_index_created |= self.store.ensure_fts_index()
+            report.vector_index_created |= self._ensure_vector_index()
             self.store.optimize()
         except LanceStoreError as exc:  # the vectors are stored; only upkeep failed
             log.warning("LanceDB upkeep failed: %s", exc)
@@ -425,13 +429,18 @@ class OutboxWriter:
             ):
                 self.store.optimize()
                 report.optimized += 1
-            if self.embedder.dim > 1:  # not the constant vector of AXIOM_EMBEDDER=none
-                report.vector_index_created = self.store.ensure_vector_index(
-                    self.vector_index_min_rows
-                )
+            report.vector_index_created |= self._ensure_vector_index()
         except LanceStoreError as exc:
             log.warning("LanceDB upkeep failed: %s", exc)
             report.error = str(exc)
+
+    def _ensure_vector_index(self) -> bool:
+        """Build the vector index at `vector_index_min_rows`, rebuild it at each doubling
+        (`LanceStore.ensure_vector_index`): checked before every optimize, so a long drain
+        does not pile delta segments onto a small first index."""
+        if self.embedder.dim <= 1:  # the constant vector of AXIOM_EMBEDDER=none
+            return False
+        return self.store.ensure_vector_index(self.vector_index_min_rows)
 
     # -- reconcile -------------------------------------------------------------------------
 

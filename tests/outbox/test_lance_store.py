@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from lancedb.index import IvfFlat
 
 from axiom.ingest.importer import ingest_transcripts
 from axiom.outbox.writer import OutboxWriter
@@ -110,6 +111,81 @@ def test_a_vector_index_is_built_once_the_table_is_large_enough(tmp_path: Path) 
     assert store.ensure_vector_index(min_rows=1000) is False
     assert store.ensure_vector_index(min_rows=256) is True
     assert store.ensure_vector_index(min_rows=256) is False
+
+
+def _nearest(table: object, vector: np.ndarray) -> str:
+    return table.search(vector).distance_type("cosine").limit(1).to_list()[0]["id"]  # type: ignore[attr-defined]
+
+
+def test_the_vector_index_is_rebuilt_when_the_table_has_doubled_not_before(
+    small: LanceStore,
+) -> None:
+    first = _rows(*(f"task:t{i}" for i in range(300)))
+    small.upsert(first)
+    assert small.ensure_vector_index(min_rows=256) is True
+    assert small.vector_index_built_rows() == 300
+
+    small.upsert(_rows(*(f"task:t{i}" for i in range(300, 599))))
+    small.optimize()  # folds the 299 rows in as a delta, no rebuild
+    assert small.ensure_vector_index(min_rows=256) is False
+    assert small.vector_index_built_rows() == 300
+
+    rng = np.random.default_rng(5)
+    last = [{**r, "vector": rng.random(DIM, dtype=np.float32)} for r in _rows("task:t599")]
+    small.upsert(last)
+    assert small.ensure_vector_index(min_rows=256) is True  # 600 rows = 2 x 300
+    assert small.vector_index_built_rows() == 600
+    table = small.open_table_for_read()
+    stats = table.index_stats("vector_idx")
+    assert (stats.num_indexed_rows, stats.num_unindexed_rows, stats.num_indices) == (600, 0, 1)
+    assert [i.columns for i in table.list_indices()] == [["vector"]]
+    assert _nearest(table, last[0]["vector"]) == "task:t599"
+
+
+def test_the_build_size_survives_reopening_the_store(small: LanceStore) -> None:
+    small.upsert(_rows(*(f"task:t{i}" for i in range(300))))
+    small.ensure_vector_index(min_rows=256)
+    small.upsert(_rows(*(f"task:t{i}" for i in range(300, 599))))
+    small.optimize()
+
+    reopened = LanceStore(small.lancedb_dir, "toy-model@1.0", DIM)
+    assert reopened.vector_index_built_rows() == 300
+    assert reopened.ensure_vector_index(min_rows=256) is False
+    reopened.open_table_for_read()  # the recorded metadata does not upset the schema check
+
+
+def test_an_index_of_unknown_build_size_is_rebuilt_once(small: LanceStore) -> None:
+    small.upsert(_rows(*(f"task:t{i}" for i in range(300))))
+    table = small.open_table_for_read()  # as an earlier Axiom built it, in another process
+    table.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=4))
+
+    writer = LanceStore(small.lancedb_dir, "toy-model@1.0", DIM)
+    assert writer.vector_index_built_rows() is None
+    assert writer.ensure_vector_index(min_rows=256) is True
+    assert writer.vector_index_built_rows() == 300
+    assert writer.ensure_vector_index(min_rows=256) is False
+    assert [i.name for i in writer.open_table_for_read().list_indices()] == ["vector_idx"]
+
+
+def test_a_reader_keeps_searching_across_a_rebuild(small: LanceStore) -> None:
+    rng = np.random.default_rng(9)
+    rows = [
+        {**r, "vector": rng.random(DIM, dtype=np.float32)}
+        for r in _rows(*(f"task:t{i}" for i in range(600)))
+    ]
+    small.upsert(rows[:300])
+    small.ensure_vector_index(min_rows=256)
+    reader = LanceStore(small.lancedb_dir, "toy-model@1.0", DIM).open_table_for_read(
+        consistency=timedelta(0)
+    )
+    assert _nearest(reader, rows[7]["vector"]) == "task:t7"
+
+    small.upsert(rows[300:])
+    assert small.ensure_vector_index(min_rows=256) is True
+    small.optimize()
+
+    assert _nearest(reader, rows[7]["vector"]) == "task:t7"
+    assert _nearest(reader, rows[450]["vector"]) == "task:t450"
 
 
 def test_reading_a_missing_directory_is_a_clear_error_and_creates_nothing(

@@ -230,6 +230,28 @@ def test_it_optimizes_every_thousand_rows_not_every_batch(
     assert store.unindexed_rows() == 10
 
 
+def test_a_drain_rebuilds_the_vector_index_each_time_the_table_doubles(
+    db: Database, store: LanceStore, embedder: Embedder
+) -> None:
+    _queue(db, n_sessions=3, n_messages=30)
+    writer = OutboxWriter(
+        db, store, embedder, batch_size=10, optimize_every=20, vector_index_min_rows=20
+    )
+
+    report = writer.drain()
+
+    # checked before each optimize (rows 20, 40, 60, 80) and at the end (90): built at 20,
+    # rebuilt at 40 and 80, not at 60 or 90
+    assert report.optimized == 4 and report.vector_index_created
+    assert store.vector_index_built_rows() == 80
+    table = store.open_table_for_read()
+    (row,) = [
+        r for r in table.search().limit(None).to_list() if "session 2 message 17 " in r["text"]
+    ]
+    (hit,) = table.search(row["vector"]).distance_type("cosine").limit(1).to_list()
+    assert hit["id"] == row["id"]
+
+
 def test_korean_text_is_found_by_full_text_search(db: Database, writer: OutboxWriter) -> None:
     ingest_transcripts(
         db, [session("ko", "벡터는 단일 writer가 기록하기로 결정했습니다", "점심 메뉴")]
