@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from axiom.config import AxiomConfig
+from axiom.outbox.cpu import busy_cores
 from axiom.outbox.queries import count_jobs_by_status, top_errors
 from axiom.outbox.writer import DrainReport, OutboxWriter, ReconcileReport
 from axiom.settings import DEFAULT_OUTBOX_BATCH_SIZE, Settings
@@ -55,17 +56,19 @@ def configured_embed_threads(foreground: bool = False) -> int:
     cores = os.cpu_count() or 2
     if not foreground:
         return max(1, cores - 1)
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # no load average on this platform
-        load = 0.0
-    return idle_cores(cores, load)
+    busy = busy_cores()
+    if busy is None:  # no /proc/stat: the 1-minute load average, which lags
+        try:
+            busy = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            busy = 0.0
+    return idle_cores(cores, busy)
 
 
-def idle_cores(cores: int, load: float) -> int:
-    """Cores that other processes leave idle: `cores` less the whole part of the 1-minute
-    load average (a load of 1.0-1.9 is one busy core), at least 1."""
-    return max(1, min(cores, cores - int(load)))
+def idle_cores(cores: int, busy: float) -> int:
+    """Cores that other processes leave idle: `cores` less the busy ones (`busy`, in cores,
+    rounded: a core more than half busy slows every torch thread), at least 1."""
+    return max(1, min(cores, cores - int(busy + 0.5)))
 
 
 def apply_embed_threads(threads: int) -> None:

@@ -11,6 +11,7 @@ import torch
 
 from axiom.cli.main import main
 from axiom.ingest.importer import ingest_transcripts
+from axiom.outbox import service
 from axiom.outbox.service import configured_embed_threads, configured_writer, idle_cores
 from axiom.store.db import Database
 from tests.outbox.support import by_status, session
@@ -18,17 +19,17 @@ from tests.outbox.support import by_status, session
 CORES = os.cpu_count() or 2
 
 
-def load_average(monkeypatch: pytest.MonkeyPatch, one_minute: float) -> None:
+def busy(monkeypatch: pytest.MonkeyPatch, cores: float) -> None:
     """This machine's load moves with whatever else runs on it: the tests fix the reading."""
-    monkeypatch.setattr(os, "getloadavg", lambda: (one_minute, one_minute, one_minute))
+    monkeypatch.setattr(service, "busy_cores", lambda: cores)
 
 
-@pytest.mark.parametrize("load", [0.0, 0.9, 1.5, 9.5])
+@pytest.mark.parametrize("load", [0.0, 0.4, 0.9, 1.5, 9.5])
 def test_a_foreground_drain_takes_the_idle_cores_the_worker_leaves_one(
     monkeypatch: pytest.MonkeyPatch, load: float
 ) -> None:
     monkeypatch.delenv("AXIOM_EMBED_THREADS", raising=False)
-    load_average(monkeypatch, load)
+    busy(monkeypatch, load)
 
     assert configured_embed_threads(foreground=True) == idle_cores(CORES, load)
     assert configured_embed_threads() == max(1, CORES - 1)
@@ -36,7 +37,16 @@ def test_a_foreground_drain_takes_the_idle_cores_the_worker_leaves_one(
 
 @pytest.mark.parametrize(
     ("cores", "load", "idle"),
-    [(2, 0.0, 2), (2, 0.9, 2), (2, 1.0, 1), (2, 1.9, 1), (2, 9.5, 1), (8, 2.5, 6), (1, 0.0, 1)],
+    [
+        (2, 0.0, 2),
+        (2, 0.4, 2),
+        (2, 0.6, 1),
+        (2, 1.0, 1),
+        (2, 1.9, 1),
+        (2, 9.5, 1),
+        (8, 2.5, 5),
+        (1, 0.0, 1),
+    ],
 )
 def test_idle_cores_leave_out_the_busy_ones(cores: int, load: float, idle: int) -> None:
     assert idle_cores(cores, load) == idle
@@ -55,7 +65,7 @@ def test_cli_drain_embeds_with_one_thread_per_idle_core(
     monkeypatch.delenv("AXIOM_EMBED_THREADS", raising=False)
     ingest_transcripts(db, [session("s1", "one", "two")])
     torch.set_num_threads(1)
-    load_average(monkeypatch, 0.0)  # a quiet machine: every core idle
+    busy(monkeypatch, 0.0)  # a quiet machine: every core idle
 
     assert main(["outbox", "drain", "--json"]) == 0
 
