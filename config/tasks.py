@@ -72,7 +72,11 @@ def ingest_path(
             log.error("the broker does not answer (%s): import progress is not reported", exc)
 
     roots = [Path(r) for r in within] if within is not None else None
-    report = import_paths(db, [Path(path)], fmt=fmt, project=False, on_file=on_file, within=roots)
+    try:
+        report = import_paths(db, [Path(path)], fmt=fmt, project=False, on_file=on_file, within=roots)  # fmt: skip
+    except BaseException:  # a failed import keeps an upload for a retry, its secrets masked
+        settle_upload(db.path.parent, Path(path), problems=1)
+        raise
     settle_upload(db.path.parent, Path(path), len(report.issues))
     _queue(project)
     if report.session_ids:

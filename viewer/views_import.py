@@ -24,7 +24,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from axiom.agent.discovery import import_claude_transcripts
 from axiom.ingest.import_roots import PathOutsideImportRoots, confine_to_import_roots
-from axiom.ingest.uploads import UploadTooLarge, store_upload
+from axiom.ingest.uploads import UploadTooLarge, abandon_upload, store_upload
 from axiom.observability.stats import collect_stats
 from axiom.settings import Settings
 from config.queue import QueueUnavailable, send, task_result
@@ -67,6 +67,7 @@ def import_page(request: HttpRequest) -> HttpResponse:
     try:
         started = send(ingest_path, str(source), within=within)
     except QueueUnavailable as exc:
+        abandon_upload(Path(settings.AXIOM_DATA_DIR), source)  # no raw copy left behind
         return _form(request, str(exc), 503)
     return redirect("viewer-import-status", task_id=started.id)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
-from axiom.retrieval.confidence import clears, relevance
+from axiom.retrieval.confidence import SET_ASIDE, clears, relevance
 from axiom.retrieval.query import MODES, QueryError, SearchUnavailable
 from axiom.retrieval.results import SearchHit, SearchResult
 from config.stores import search_service
@@ -32,8 +32,8 @@ def _shown(result: SearchResult, everything: bool) -> tuple[list[dict[str, objec
     whether the hits shown are only the closest weaker ones (none cleared the rule)."""
     kept: list[SearchHit] = [h for h in result.hits if everything or clears(h)]
     closest = not kept and bool(result.hits)
-    if closest:
-        kept = result.hits[:CLOSEST]
+    if closest:  # a memory set aside (superseded, deprecated) is no answer, even a weak one
+        kept = [h for h in result.hits if h.status not in SET_ASIDE][:CLOSEST]
     rows = [{"hit": h, "relevance": relevance(h)} for h in kept]
     return rows, len(result.hits) - len(kept), closest
 

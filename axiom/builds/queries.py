@@ -35,7 +35,7 @@ class StageLatency:
 
 def recent_runs(conn: duckdb.DuckDBPyConnection, limit: int = 50) -> list[BuildRun]:
     """The newest `limit` build runs, newest first, with their duration: the work of their
-    stages (`work_ms`), else, for a run stored before that was kept, start to finish."""
+    stages (`work_ms`), else start to finish (a run that timed no stage)."""
     rows = conn.execute(
         "SELECT build_id, started_at, finished_at,"
         " coalesce(work_ms, epoch_ms(finished_at) - epoch_ms(started_at)), status, error,"

@@ -86,6 +86,16 @@ def settle_upload(data_dir: Path, path: Path, problems: int) -> bool:
     return True
 
 
+def abandon_upload(data_dir: Path, path: Path) -> bool:
+    """An upload whose import never started (the queue was down): deleted, as the person
+    is told to send it again. A path that is not an upload is left alone."""
+    folder = _upload_folder(data_dir, path)
+    if folder is None:
+        return False
+    discard_upload(folder)
+    return True
+
+
 def mask_kept_upload(path: Path) -> int:
     """Rewrite `path` with the secrets of each line masked; bytes that are not UTF-8 are
     kept as they were. Returns how many secrets were masked."""
@@ -113,10 +123,18 @@ def discard_upload(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+def _modified(folder: Path) -> float:
+    """When `folder` last changed; +inf when it is gone (another upload pruned it first)."""
+    try:
+        return folder.stat().st_mtime
+    except FileNotFoundError:
+        return float("inf")
+
+
 def prune_kept_uploads(data_dir: Path, max_age_s: float) -> int:
     """Delete the kept uploads not touched for `max_age_s`; returns how many went."""
     cutoff = time.time() - max_age_s
-    old = [f for f in kept_uploads(data_dir) if f.stat().st_mtime < cutoff]
+    old = [f for f in kept_uploads(data_dir) if _modified(f) < cutoff]
     for folder in old:
         discard_upload(folder)
     return len(old)

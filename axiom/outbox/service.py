@@ -53,7 +53,7 @@ def configured_embed_threads(foreground: bool = False) -> int:
     threads = Settings.from_env().embed_threads
     if threads is not None:
         return threads
-    cores = os.cpu_count() or 2
+    cores = usable_cores()
     if not foreground:
         return max(1, cores - 1)
     busy = busy_cores()
@@ -63,6 +63,14 @@ def configured_embed_threads(foreground: bool = False) -> int:
         except (AttributeError, OSError):
             busy = 0.0
     return idle_cores(cores, busy)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (a container's CPU set, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no affinity on this platform
+        return os.cpu_count() or 2
 
 
 def idle_cores(cores: int, busy: float) -> int:

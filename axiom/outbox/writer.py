@@ -408,9 +408,13 @@ class OutboxWriter:
             return 0
 
     def _optimize(self, report: DrainReport) -> bool:
+        try:  # its own step: an index build that keeps failing must not stop the optimizes
+            report.vector_index_created |= self._ensure_vector_index()
+        except LanceStoreError as exc:
+            log.warning("LanceDB vector index upkeep failed: %s", exc)
+            report.error = str(exc)
         try:
             report.fts_index_created |= self.store.ensure_fts_index()
-            report.vector_index_created |= self._ensure_vector_index()
             self.store.optimize()
         except LanceStoreError as exc:  # the vectors are stored; only upkeep failed
             log.warning("LanceDB upkeep failed: %s", exc)

@@ -11,6 +11,8 @@ from pathlib import Path
 from axiom.ingest.importer import import_paths
 from axiom.ingest.uploads import (
     KEEP_DAYS,
+    abandon_upload,
+    discard_upload,
     kept_uploads,
     prune_kept_uploads,
     settle_upload,
@@ -79,3 +81,22 @@ def test_kept_uploads_older_than_the_limit_are_pruned_by_the_next_upload(data_di
     fresh = _upload(data_dir, b"{new").parent
     assert sorted(kept_uploads(data_dir)) == sorted([recent, fresh])
     assert prune_kept_uploads(data_dir, 3600) == 0  # an hour old at most: both stay
+
+
+def test_an_upload_whose_import_never_started_is_deleted(data_dir: Path, tmp_path: Path) -> None:
+    """The queue was down: the page says send it again, and no raw copy stays behind."""
+    path = _upload(data_dir, _line("u1", f"my key is {KEY}") + b"\n")
+    assert abandon_upload(data_dir, path) is True
+    assert list(kept_uploads(data_dir)) == [] and not path.exists()
+    elsewhere = tmp_path / "not-an-upload.jsonl"
+    elsewhere.write_bytes(b"{}\n")
+    assert abandon_upload(data_dir, elsewhere) is False and elsewhere.exists()
+
+
+def test_pruning_skips_an_upload_another_request_removed_first(data_dir: Path) -> None:
+    path = _upload(data_dir, _line("u1", "hello") + b"\n")
+    (folder,) = kept_uploads(data_dir)
+    os.utime(path, (time.time() - 10 * 86400,) * 2)
+    os.utime(folder, (time.time() - 10 * 86400,) * 2)
+    discard_upload(folder)  # gone between listing and stat in the other request
+    assert prune_kept_uploads(data_dir, 86400) == 0

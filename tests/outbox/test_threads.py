@@ -12,7 +12,12 @@ import torch
 from axiom.cli.main import main
 from axiom.ingest.importer import ingest_transcripts
 from axiom.outbox import service
-from axiom.outbox.service import configured_embed_threads, configured_writer, idle_cores
+from axiom.outbox.service import (
+    configured_embed_threads,
+    configured_writer,
+    idle_cores,
+    usable_cores,
+)
 from axiom.store.db import Database
 from tests.outbox.support import by_status, session
 
@@ -81,3 +86,8 @@ def test_worker_writer_leaves_a_core(db: Database, monkeypatch: pytest.MonkeyPat
     configured_writer(db)
 
     assert torch.get_num_threads() == max(1, CORES - 1)
+
+
+def test_threads_count_the_cores_this_process_may_use() -> None:
+    """In a container the host's core count is not what the process gets."""
+    assert usable_cores() == len(os.sched_getaffinity(0))

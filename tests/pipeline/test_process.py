@@ -13,7 +13,7 @@ from axiom.extract.types import ExtractedEntry, ExtractedEvidence, ExtractionRes
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline.process import Pipeline, process_session
-from axiom.projections import rebuild_all
+from axiom.projections import project_all, rebuild_all
 from axiom.store.db import Database
 from tests.locomo_data import LOCOMO_DEV
 
@@ -85,6 +85,23 @@ def test_a_build_run_lasts_the_work_of_its_stages(
     outer = sum(ms for stage, ms in stages.items() if stage not in NESTED_STAGES)
     assert run.duration_ms == pytest.approx(outer) and run.duration_ms > 0
     assert stages["materialize"] >= stages["promote"]  # nested: counted once, in materialize
+
+
+def test_runs_stored_before_work_ms_are_filled_by_replaying_the_builds_projector(
+    db: Database, sample_session: Path, tmp_path: Path
+) -> None:
+    """Migration 0010 replays the builds projector: a run stored without `work_ms` gets it,
+    as a rebuild would give it."""
+    (sid,) = import_paths(db, [sample_session]).session_ids
+    process_session(db, sid, _pipeline(tmp_path))
+    with db.write() as conn:
+        conn.execute("UPDATE build_runs SET work_ms = NULL")
+        conn.execute("DELETE FROM projection_offsets WHERE projector_name = 'builds'")
+    project_all(db)
+    with db.read() as conn:
+        (run,) = recent_runs(conn)
+        ((work,),) = conn.execute("SELECT work_ms FROM build_runs").fetchall()
+    assert work is not None and work > 0 and run.duration_ms == pytest.approx(work)
 
 
 def test_processing_twice_appends_nothing(
