@@ -72,8 +72,11 @@ _STATUS_EN: list[tuple[re.Pattern[str], TaskStatus]] = [
     ),
     (
         _rx(
-            rf"^[^\w#]*{_SUBJECT}\s+{_BE}\s+(?:now\s+|finally\s+|all\s+|completely\s+)?(?:done"
-            r"|finished|complete|completed|merged|shipped|closed|fixed|resolved)\b"
+            rf"^[^\w#]*{_SUBJECT}\s+{_BE}\s+(?:now\s+|finally\s+|all\s+|completely\s+)?(?:(?:done"
+            r"|finished|complete|completed|merged|shipped)\b|(?:closed|fixed|resolved)"
+            # those three also describe things ("the price is fixed at $10"): a report only
+            # when the clause ends there
+            r"(?=\s*(?:$|[.,;:!?)]|(?:now|already|too|as\s+well|and|so)\b)))"
         ),
         "done",
     ),
