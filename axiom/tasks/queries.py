@@ -383,6 +383,33 @@ def _edge_blockers(conn: duckdb.DuckDBPyConnection, task_id: str, rel: str) -> l
     ]
 
 
+def task_json(conn: duckdb.DuckDBPyConnection, task_id: str) -> dict[str, Any] | None:
+    """A task's projected state as stored (`TaskState` and its extras); None if unknown."""
+    row = conn.execute(
+        "SELECT current_json FROM entities WHERE entity_id = ? AND entity_type = 'task'",
+        [task_id],
+    ).fetchone()
+    return None if row is None else json.loads(row[0])
+
+
+def condition_status(conn: duckdb.DuckDBPyConnection, condition_id: str) -> str | None:
+    """A condition's status ('open', 'resolved', ...); None if unknown."""
+    row = conn.execute(
+        "SELECT json_extract_string(current_json, '$.status') FROM entities"
+        " WHERE entity_id = ? AND entity_type = 'condition'",
+        [condition_id],
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def count_entities(conn: duckdb.DuckDBPyConnection, entity_ids: Sequence[str]) -> int:
+    """How many of `entity_ids` are known tasks, conditions or artifacts."""
+    row = conn.execute(
+        "SELECT count(*) FROM entities WHERE entity_id IN (SELECT unnest(?))", [list(entity_ids)]
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def tasks_blocked_by(
     conn: duckdb.DuckDBPyConnection, entity_ids: Sequence[str]
 ) -> list[tuple[str, str]]:

@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -99,7 +98,7 @@ from axiom.tasks.canonical import (
 from axiom.tasks.events import digest, mention_key
 from axiom.tasks.matcher import MatchResult, TaskMatcher, VectorSearch, candidates_json
 from axiom.tasks.projector import TaskProjector
-from axiom.tasks.queries import tasks_blocked_by
+from axiom.tasks.queries import condition_status, count_entities, task_json, tasks_blocked_by
 from axiom.tasks.state import (
     BLOCKED,
     DONE,
@@ -292,13 +291,9 @@ def load_task_state(
     conn: duckdb.DuckDBPyConnection, task_id: str
 ) -> tuple[TaskState, dict[str, Any]] | None:
     """The projected state of a task and its projection extras (None if unknown)."""
-    row = conn.execute(
-        "SELECT current_json FROM entities WHERE entity_id = ? AND entity_type = 'task'",
-        [task_id],
-    ).fetchone()
-    if row is None:
+    data = task_json(conn, task_id)
+    if data is None:
         return None
-    data = json.loads(row[0])
     return TaskState.from_json(data), data
 
 
@@ -555,10 +550,7 @@ class TaskResolver:
         ids = [entity_id_for(k) for k in artifact_keys_in(title)]
         with contextlib.suppress(ValueError):
             ids.append(entity_id_for(condition_key_for_text(self.project, title)))
-        known = self.conn.execute(
-            "SELECT count(*) FROM entities WHERE entity_id IN (SELECT unnest(?))", [ids]
-        ).fetchone()
-        if not known or not known[0]:
+        if not count_entities(self.conn, ids):
             return None
         return self._unblock(ids, m, mkey, f"{title} reported done in entry {m.entry_id}")
 
@@ -759,12 +751,7 @@ class TaskResolver:
             cid = entity_id_for(condition_key_for_text(self.project, title))
         except ValueError:
             return []
-        row = self.conn.execute(
-            "SELECT json_extract_string(current_json, '$.status') FROM entities"
-            " WHERE entity_id = ? AND entity_type = 'condition'",
-            [cid],
-        ).fetchone()
-        if row is None or row[0] != "open":
+        if condition_status(self.conn, cid) != "open":
             return []
         payload = {
             "condition_id": cid,
