@@ -8,9 +8,10 @@ kept no longer, and no rawer, than it has to be:
 
 - once an import has stored all of it, it is deleted (`settle_upload`): the event store
   holds it, privacy-filtered;
-- a file with problems stays, so it can be fixed and imported again, but with its secrets
-  masked line by line (`mask_secrets`; private regions stay, since cutting one out of a
-  line could break its JSON);
+- a file with problems stays, so it can be fixed and imported again, filtered line by
+  line: a line that parses as JSON through the whole privacy filter string by string (it
+  stays JSON), any other line with its secrets masked (`mask_secrets`: cutting a private
+  region out of a broken line could leave it unfixable);
 - `forget` deletes every kept upload naming or quoting what it forgets
   (`axiom.forgetting.scrub.scrub_uploads`);
 - a kept upload older than `KEEP_DAYS` is deleted when the next file is uploaded, so a file
@@ -19,14 +20,16 @@ kept no longer, and no rawer, than it has to be:
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import shutil
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from axiom.ingest.privacy.filter import mask_secrets
+from axiom.ingest.privacy.filter import PrivacyFilter, mask_secrets
 
 UPLOADS = "uploads"
 KEEP_DAYS = 7
@@ -86,6 +89,36 @@ def settle_upload(data_dir: Path, path: Path, problems: int) -> bool:
     return True
 
 
+_FILTER = PrivacyFilter()
+
+
+def _filter_line(line: str) -> tuple[str, int]:
+    """One line of a kept upload, filtered (see `mask_kept_upload`), and how much was hidden."""
+    body = line.rstrip("\r\n")
+    try:
+        value = json.loads(body)
+    except ValueError:
+        text, counts = mask_secrets(line)
+        return text, sum(counts.values())
+    hidden = [0]
+
+    def clean(item: Any) -> Any:
+        if isinstance(item, str):
+            result = _FILTER.apply(item)
+            hidden[0] += sum(result.counts.values())
+            return result.text
+        if isinstance(item, list):
+            return [clean(x) for x in item]
+        if isinstance(item, dict):
+            return {k: clean(v) for k, v in item.items()}
+        return item
+
+    value = clean(value)
+    if not hidden[0]:
+        return line, 0
+    return json.dumps(value, ensure_ascii=False) + line[len(body) :], hidden[0]
+
+
 def abandon_upload(data_dir: Path, path: Path) -> bool:
     """An upload whose import never started (the queue was down): deleted, as the person
     is told to send it again. A path that is not an upload is left alone."""
@@ -97,14 +130,16 @@ def abandon_upload(data_dir: Path, path: Path) -> bool:
 
 
 def mask_kept_upload(path: Path) -> int:
-    """Rewrite `path` with the secrets of each line masked; bytes that are not UTF-8 are
-    kept as they were. Returns how many secrets were masked."""
+    """Rewrite `path` with each line filtered: a line that parses as JSON through the whole
+    privacy filter, string by string (private regions removed too, the line still JSON); any
+    other line with its secrets masked (cutting a region out of it could make it unfixable).
+    Bytes that are not UTF-8 are kept as they were. Returns how many things were hidden."""
     raw = path.read_bytes().decode("utf-8", errors="surrogateescape")
     masked = 0
     lines = []
     for line in raw.splitlines(keepends=True):
-        text, counts = mask_secrets(line)
-        masked += sum(counts.values())
+        text, hidden = _filter_line(line)
+        masked += hidden
         lines.append(text)
     if masked:
         path.write_bytes("".join(lines).encode("utf-8", errors="surrogateescape"))

@@ -100,3 +100,16 @@ def test_pruning_skips_an_upload_another_request_removed_first(data_dir: Path) -
     os.utime(folder, (time.time() - 10 * 86400,) * 2)
     discard_upload(folder)  # gone between listing and stat in the other request
     assert prune_kept_uploads(data_dir, 86400) == 0
+
+
+def test_a_kept_upload_loses_its_private_regions_and_stays_json(
+    db: Database, data_dir: Path
+) -> None:
+    good = _line("u1", "plan: <private>the surprise party is on friday</private> ok")
+    path = _upload(data_dir, good + b"\n" + b'{"type": "user", "truncated\n')
+    assert settle_upload(data_dir, path, problems=1) is False
+    kept = path.read_text()
+    assert "surprise party" not in kept and "[PRIVATE]" in kept
+    first, broken = kept.splitlines()
+    assert json.loads(first)["message"]["content"] == "plan: [PRIVATE] ok"
+    assert broken == '{"type": "user", "truncated'
