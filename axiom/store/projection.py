@@ -133,19 +133,23 @@ def insert_new(
     insert and a keyed read (README, "The memory pipeline")."""
     if not rows:
         return
-    key = columns.split(",")[0].strip()
-    stored = {
-        r[0]
-        for r in conn.execute(
-            f"SELECT {key} FROM {table} WHERE {key} IN (SELECT unnest(?))",
-            [list(dict.fromkeys(row[0] for row in rows))],
-        ).fetchall()
-    }
+    stored = stored_keys(conn, table, columns.split(",")[0].strip(), [row[0] for row in rows])
     fresh: dict[object, Sequence[object]] = {}
     for row in rows:
         if row[0] not in stored:
             fresh.setdefault(row[0], row)
     insert_rows(conn, table, columns, list(fresh.values()))
+
+
+def stored_keys(
+    conn: duckdb.DuckDBPyConnection, table: str, key: str, keys: Sequence[object]
+) -> set[object]:
+    """Which of `keys` the caller's `table` holds in its `key` column (one keyed read)."""
+    rows = conn.execute(
+        f"SELECT {key} FROM {table} WHERE {key} IN (SELECT unnest(?))",
+        [list(dict.fromkeys(keys))],
+    ).fetchall()
+    return {r[0] for r in rows}
 
 
 def insert_rows(
@@ -212,14 +216,7 @@ def set_offsets(
     if not last:
         return
     if stored is None:
-        stored = {
-            r[0]
-            for r in conn.execute(
-                "SELECT projector_name FROM projection_offsets"
-                " WHERE projector_name IN (SELECT unnest(?))",
-                [list(last)],
-            ).fetchall()
-        }
+        stored = stored_keys(conn, "projection_offsets", "projector_name", list(last))
     moved = [name for name in last if name in stored]
     if moved:
         conn.execute(
