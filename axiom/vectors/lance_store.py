@@ -210,11 +210,23 @@ class LanceStore:
                 yield False
                 return
             try:
+                self._refresh()
                 yield True
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+    def _refresh(self) -> None:
+        """Move the writer's handle to the newest version: another process holding the lock
+        before (forgetting's `purge_rows`) may have rewritten the table and removed the
+        files of the version this handle is on."""
+        if self._table is None:
+            return
+        try:
+            self._table.checkout_latest()
+        except Exception:
+            self._table = None  # reopened on the next write
 
     def upsert(self, rows: Iterable[Mapping[str, Any]]) -> int:
         """Insert or replace rows by `id` (merge_insert: update all when matched, insert all
@@ -461,9 +473,13 @@ def build_vector_index_if_grown(
 
 def purge_rows(lancedb_dir: Path | str, ids: Sequence[str], session_ids: Sequence[str]) -> int:
     """Forgetting: delete the rows of `ids` and every message/context row of `session_ids`
-    from every table in `lancedb_dir`, then compact with no grace period so no earlier
-    version (which still holds the deleted text) stays on disk. Returns the rows deleted.
-    Runs under the writer lock; a missing directory is a no-op."""
+    from every table in `lancedb_dir` so their text is nowhere on disk. Returns the rows
+    deleted. Runs under the writer lock; a missing directory is a no-op.
+
+    A delete only marks rows deleted: their data file (which LanceDB's compaction rewrites
+    only once a tenth of it is deleted) and the FTS and vector indices keep their text,
+    terms and vectors. So a table that loses rows is rewritten from its survivors, its
+    indices built again, and every earlier version dropped with no grace period."""
     directory = Path(lancedb_dir)
     if not directory.is_dir():
         return 0
@@ -472,23 +488,44 @@ def purge_rows(lancedb_dir: Path | str, ids: Sequence[str], session_ids: Sequenc
     wanted = set(ids)
     prefixes = tuple(f"{kind}:{sid}:" for sid in session_ids for kind in ("message", "context"))
     deleted = 0
-    with LanceStore(directory, "purge", 1).writer_lock():
+    store = LanceStore(directory, "purge", 1)
+    with store.writer_lock():
         db = lancedb.connect(directory)
-        for name in db.table_names():
+        for name in db.list_tables().tables:
             table = db.open_table(name)
             present = table.search().select(["id"]).limit(None).to_arrow().column("id")
             doomed = [i for i in present.to_pylist() if i in wanted or i.startswith(prefixes)]
             if doomed:
-                quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in doomed)
-                table.delete(f"id IN ({quoted})")
+                _rewrite_without(db, table, doomed, store.lexical)
                 deleted += len(doomed)
-            with warnings.catch_warnings():
-                # LanceDB warns that a zero grace period breaks concurrent readers and
-                # writers of older versions. That is the point here (no version holding the
-                # forgotten text may stay) and the writer lock keeps other writers out, so
-                # the warning would only alarm the person who asked to forget.
-                warnings.filterwarnings(
-                    "ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning
-                )
-                table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
     return deleted
+
+
+def _rewrite_without(
+    db: Any, table: Any, doomed: Sequence[str], lexical: LanceLexicalIndex
+) -> None:
+    """Replace `table` by its rows other than `doomed`, with the indices it had, and remove
+    every older version's files (see `purge_rows`)."""
+    had_fts = LanceStore._index_on(table, LEX_COLUMN) is not None
+    had_vector = LanceStore._index_on(table, VECTOR_COLUMN) is not None
+    quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in doomed)
+    survivors = table.search().where(f"id NOT IN ({quoted})").limit(None).to_arrow()
+    schema = pa.schema(
+        [f.with_metadata(None) for f in table.schema], metadata=table.schema.metadata
+    )
+    table = db.create_table(
+        table.name, data=survivors.cast(schema), schema=schema, mode="overwrite"
+    )
+    if had_fts:
+        lexical.create(table, replace=True)
+    if had_vector:
+        build_vector_index_if_grown(table, min_rows=1, growth=VECTOR_INDEX_GROWTH)
+    with warnings.catch_warnings():
+        # LanceDB warns that a zero grace period breaks concurrent readers and writers of
+        # older versions. That is the point here (no version holding the forgotten text
+        # may stay) and the writer lock keeps other writers out, so the warning would only
+        # alarm the person who asked to forget.
+        warnings.filterwarnings(
+            "ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning
+        )
+        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)

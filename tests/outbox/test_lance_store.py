@@ -18,6 +18,7 @@ from axiom.store.db import Database
 from axiom.vectors.lance_store import (
     LanceStore,
     LanceStoreError,
+    purge_rows,
     table_name,
 )
 from tests.outbox.support import by_status, jobs, session
@@ -246,3 +247,44 @@ def test_a_drain_into_a_corrupt_table_fails_its_batch_with_the_reason(
     (error,) = {e for (e,) in jobs(db, "error")}
     assert error.startswith("LanceStoreError: LanceDB table ")
     assert "corrupt or incomplete" in error
+
+
+def _files_holding(directory: Path, needle: bytes) -> list[str]:
+    return [str(p) for p in directory.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def test_purging_a_few_rows_leaves_their_text_nowhere_on_disk(small: LanceStore) -> None:
+    kept = _rows(*(f"entry:e{i}" for i in range(200)), text="ordinary sunny afternoon")
+    forgotten = [
+        {**row, "kind": "message", "session_id": "s-gone", "message_index": n}
+        for n, row in enumerate(
+            _rows(*(f"message:s-gone:{n}" for n in range(3)), text="zebracorn vault")
+        )
+    ]
+    with small.writer_lock():
+        small.upsert(kept + forgotten)  # one fragment, 1.5 % of it forgotten
+        small.ensure_fts_index()
+        small.ensure_vector_index(min_rows=100)
+    assert _files_holding(small.lancedb_dir, b"zebracorn")
+
+    assert purge_rows(small.lancedb_dir, [], ["s-gone"]) == 3
+
+    assert _files_holding(small.lancedb_dir, b"zebracorn") == []
+    table = small.open_table_for_read(timedelta(0))
+    assert table.count_rows() == 200
+    assert sorted(i.columns[0] for i in table.list_indices()) == ["lex_terms", "vector"]
+    assert len(small.lexical.search(table, "sunny afternoon", k=300)) == 200
+    with small.writer_lock():
+        assert small.vector_index_built_rows() == 200
+
+
+def test_the_writer_keeps_writing_after_a_purge_rewrote_the_table(small: LanceStore) -> None:
+    with small.writer_lock():
+        small.upsert(_rows("entry:e1", "entry:e2", "message:s-gone:0"))
+
+    purge_rows(small.lancedb_dir, ["entry:e2"], ["s-gone"])
+
+    with small.writer_lock():  # the handle it cached is on a version whose files are gone
+        small.upsert(_rows("entry:e3"))
+    ids = small.open_table_for_read(timedelta(0)).search().limit(None).to_arrow()
+    assert sorted(ids.column("id").to_pylist()) == ["entry:e1", "entry:e3"]
