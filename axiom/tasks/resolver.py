@@ -102,6 +102,7 @@ from axiom.tasks.queries import condition_status, count_entities, task_json, tas
 from axiom.tasks.state import (
     BLOCKED,
     DONE,
+    PENDING,
     BlockerRef,
     Event,
     TaskState,
@@ -263,6 +264,15 @@ def _field_problems(m: TaskMention) -> tuple[list[tuple[str, Any, str]], str | N
     return problems, status, priority
 
 
+def _restates(m: TaskMention, status: str | None, state: TaskState) -> bool:
+    """Whether a prose mention only restates a known task as work to do ("TODO: fix the
+    login bug" after "I'm fixing the login bug"): prose gives "pending" to every TODO /
+    "need to" it reads, which is not a report that started or blocked work went back to
+    pending, nor that done work reopened. Such a mention moves no status (its receipt
+    records none); a TodoWrite "pending" is an explicit status and still moves it."""
+    return m.source == "text" and status == PENDING and state.status != PENDING
+
+
 def _where(
     m: TaskMention, entry_id: str, session_id: str | None, observed: datetime | None
 ) -> dict[str, Any]:
@@ -285,6 +295,7 @@ class _Plan:
     extra: list[NewEvent]  # condition resolutions a new task causes
     stale: bool
     canonical: str  # the task's canonical key (the receipt's alias_key when they differ)
+    status: str | None  # the status the mention reports (None: a restatement, see below)
 
 
 def load_task_state(
@@ -531,7 +542,7 @@ class TaskResolver:
                 "candidates": candidates_json(
                     [c for c in match.candidates if c.task_id != task_id][:3]
                 ),
-                "status": status,
+                "status": plan.status,
                 "priority": priority,
                 "evidence_aligned": bool(m.evidence_aligned),
                 "stale": plan.stale,
@@ -595,7 +606,7 @@ class TaskResolver:
             evidence_aligned=bool(m.evidence_aligned),
         )  # fmt: skip
         extra = self._auto_resolution(task_id, title, entry_id, session_id)
-        return _Plan(task_id, decided, resolved, extra, stale=False, canonical=key)
+        return _Plan(task_id, decided, resolved, extra, stale=False, canonical=key, status=status)
 
     def _plan_existing(
         self,
@@ -612,6 +623,8 @@ class TaskResolver:
         if loaded is None:  # projection out of step with the alias table
             raise LookupError(f"task {task_id} is matched but has no projected state")
         state, data = loaded
+        if _restates(m, status, state):
+            status = None
         last = _naive_utc(data.get("last_status_observed_at"))
         stale = observed is not None and last is not None and observed < last
         needs_blockers = bool(m.blocked_by) or status == BLOCKED
@@ -624,7 +637,10 @@ class TaskResolver:
             state, status, priority, resolved, bool(m.evidence_aligned), stale, entry_id,
             observed, last, m,
         )  # fmt: skip
-        return _Plan(task_id, decided, resolved, [], stale=stale, canonical=state.canonical_key)
+        return _Plan(
+            task_id, decided, resolved, [], stale=stale, canonical=state.canonical_key,
+            status=status,
+        )  # fmt: skip
 
     def _task_event(
         self,
