@@ -41,6 +41,16 @@ class ForgetIn(Schema):
     who: str = ""
 
 
+class LostTaskOut(Schema):
+    """A task only the target created that kept sessions spoke of: it goes, and what they
+    said of it no longer applies (their memories stay)."""
+
+    task_id: str
+    titles: list[str] = Field(description="the kept sessions' own titles for it")
+    session_ids: list[str]
+    events: int = Field(description="kept task events that no longer apply")
+
+
 class ForgetOut(Schema):
     redaction_id: str
     scope: str
@@ -54,6 +64,7 @@ class ForgetOut(Schema):
     spool_payloads_removed: int
     uploads_removed: int
     database_bytes: int
+    lost_tasks: list[LostTaskOut]
 
 
 @router.post("/forget", response=responses(ForgetOut, write=True), auth=api_write_auth)

@@ -16,6 +16,11 @@ Two ways to find them:
 At session start there is no prompt: `session_start_memories` shows the project's proven
 memories (verified or certified), newest first. When nothing clears the rule the block
 is empty: the agent's context gets no noise.
+
+Each task and each memory text is shown once (`distinct`): three sessions that each said
+"the refund report is blocked by OPS-77" leave three notes of one task and three "OPS-77"
+references, and the block names the task once and the ticket once, in the order found,
+the freed lines going to the next memories.
 """
 
 from __future__ import annotations
@@ -30,9 +35,11 @@ import duckdb
 
 from axiom.entries.queries import EntryRow, recent_entries
 from axiom.evidence.citations import first_citations
+from axiom.extract.types import normalize_title
 from axiom.ingest.session_queries import session_ids_for_project
 from axiom.retrieval.confidence import relevance, tier_for
 from axiom.retrieval.disclosure import estimate_tokens
+from axiom.tasks.queries import tasks_of_entries
 from axiom.vectors.lexical import DEFAULT_ANALYZER
 
 if TYPE_CHECKING:
@@ -40,6 +47,7 @@ if TYPE_CHECKING:
 
 POOL = 2_000  # entries a full-text fallback scores
 MAX_MEMORIES = 5
+START_POOL = 4 * MAX_MEMORIES  # memories looked at before `distinct` keeps MAX_MEMORIES
 SHOWN_STATUSES = ("active", "contested")
 PROVEN_STAGES = ("verified", "certified")
 HEADER = "Axiom memory (cite with `python -m axiom cite ID`):"
@@ -79,6 +87,21 @@ def render(memories: Sequence[Memory], budget: int) -> str:
         lines.append(line)
         used += cost
     return "\n".join([HEADER, *lines]) if lines else ""
+
+
+def distinct(conn: duckdb.DuckDBPyConnection, memories: Sequence[Memory]) -> list[Memory]:
+    """`memories` in order, without one whose task or text an earlier one already shows
+    (texts compared as `normalize_title` does: case and spacing aside)."""
+    tasks = tasks_of_entries(conn, [m.entry_id for m in memories])
+    seen: set[str] = set()
+    out = []
+    for memory in memories:
+        keys = {f"text:{normalize_title(memory.title)}"}
+        keys |= {f"task:{t}" for t in tasks.get(memory.entry_id, ())}
+        if keys.isdisjoint(seen):
+            out.append(memory)
+        seen |= keys
+    return out
 
 
 def project_folder(cwd: str) -> str:
@@ -121,8 +144,10 @@ def memories_from_store(conn: duckdb.DuckDBPyConnection, prompt: str) -> list[Me
     for item in scored:
         others = (s.match for s in scored if s.entry.session_id != item.entry.session_id)
         item.tier = tier_for(item.match, max(others, default=0.0))
-    kept = [s for s in scored if relevance(s) != "none"][:MAX_MEMORIES]
-    return _as_memories(conn, [s.entry for s in kept], [s.tier for s in kept])
+    kept = [s for s in scored if relevance(s) != "none"][:START_POOL]
+    return distinct(conn, _as_memories(conn, [s.entry for s in kept], [s.tier for s in kept]))[
+        :MAX_MEMORIES
+    ]
 
 
 def session_start_memories(conn: duckdb.DuckDBPyConnection, cwd: str | None) -> list[Memory]:
@@ -132,8 +157,8 @@ def session_start_memories(conn: duckdb.DuckDBPyConnection, cwd: str | None) -> 
     sessions = session_ids_for_project(conn, project_folder(cwd), cwd)
     if not sessions:
         return []
-    entries = recent_entries(conn, SHOWN_STATUSES, MAX_MEMORIES, sessions, PROVEN_STAGES)
-    return _as_memories(conn, entries, ["proven"] * len(entries))
+    entries = recent_entries(conn, SHOWN_STATUSES, START_POOL, sessions, PROVEN_STAGES)
+    return distinct(conn, _as_memories(conn, entries, ["proven"] * len(entries)))[:MAX_MEMORIES]
 
 
 def _as_memories(

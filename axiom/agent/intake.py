@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from axiom.agent.context import (
+    distinct,
     memories_from_hits,
     memories_from_store,
     render,
@@ -88,7 +89,8 @@ def _context(
     if search is not None:
         try:
             result = search.search(prompt, k=CONTEXT_K, kinds=("entry",))
-            return render(memories_from_hits(result.hits), budget)
+            with db.read() as conn:
+                return render(distinct(conn, memories_from_hits(result.hits)), budget)
         except SearchError:
             pass  # no index yet: full text below
     with db.read() as conn:

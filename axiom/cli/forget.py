@@ -12,6 +12,7 @@ import getpass
 import json
 import sys
 
+from axiom.forgetting.copies import LostTask
 from axiom.forgetting.forget import ForgetError, ForgetTarget, forget, plan
 from axiom.store.migrate import open_database
 from axiom.store.timepoints import TimepointError, parse_timepoint
@@ -41,6 +42,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
         print("nothing to forget")
         return 0
     summary = f"{len(covered.session_ids)} session(s), {len(covered.entry_ids)} entry(ies)"
+    summary += _lost(covered.lost_tasks)
     if not args.yes:
         if not sys.stdin.isatty():
             print(f"would forget {summary}; re-run with --yes to do it", file=sys.stderr)
@@ -61,6 +63,21 @@ def cmd_forget(args: argparse.Namespace) -> int:
         )
         print(TOMBSTONE_NOTE)
     return 0
+
+
+def _lost(lost: list[LostTask]) -> str:
+    """What goes with the target that kept sessions said: each task they spoke of, in
+    their words, and which sessions (so nothing a person told Axiom goes unmentioned)."""
+    if not lost:
+        return ""
+    named = "; ".join(
+        f"{', '.join(repr(t) for t in task.titles) or task.task_id} ({', '.join(task.session_ids)})"
+        for task in lost
+    )
+    return (
+        f", and {len(lost)} task(s) kept sessions spoke of: {named} — what they said of it"
+        " no longer applies (their notes stay as entries)"
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:

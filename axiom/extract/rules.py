@@ -55,7 +55,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from axiom.extract.facts import (
@@ -143,6 +143,17 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and text[end - 1].isspace():
         end -= 1
     return start, end
+
+
+@dataclass
+class _TodoItem:
+    """One TodoWrite item being read: where it is (for errors and problems), the item, and
+    the problems found in it so far."""
+
+    where: str
+    item: dict[str, Any]
+    spot: dict[str, Any]
+    problems: list[TaskInputProblem] = field(default_factory=list)
 
 
 class _View:
@@ -907,46 +918,11 @@ class _Run:
             self.errors.append(f"{where}: not an object; skipped")
             self._problem("mention", item, "todo_not_an_object", **spot)
             return
-        problems: list[TaskInputProblem] = []
-        content = item.get("content")
-        if not isinstance(content, str) or not content.strip():
-            reason = (
-                "missing_title"
-                if content is None
-                else "empty_title"
-                if isinstance(content, str)
-                else "title_not_a_string"
-            )
-            fallback = item.get("activeForm")
-            if isinstance(fallback, str) and normalize_title(fallback):
-                self.errors.append(f"{where}: no 'content'; used 'activeForm'")
-                problems.append(TaskInputProblem("title", content, reason, **spot))
-                content = fallback
-            else:
-                self.errors.append(f"{where}: no 'content' or 'activeForm'; skipped")
-                self._problem("title", item if content is None else content, reason, **spot)
-                return
-        content = content.strip()
-        if not normalize_title(content):
-            self.errors.append(f"{where}: 'content' {content!r} has no words; skipped")
-            self._problem("title", content, "empty_title", **spot)
+        todo = _TodoItem(where, item, spot)
+        content = self._todo_content(todo)
+        if content is None:
             return
-        raw_status = item.get("status")
-        status: TaskStatus | None = None
-        if raw_status is None:
-            self.errors.append(f"{where}: no 'status'; recorded as unknown")
-        elif isinstance(raw_status, str) and raw_status.strip().lower() in _TODO_STATUS:
-            status = _TODO_STATUS[raw_status.strip().lower()]
-        else:
-            self.errors.append(f"{where}: unknown status {raw_status!r}; recorded as unknown")
-            problems.append(TaskInputProblem("status", raw_status, "unknown_status", **spot))
-        raw_priority = item.get("priority")
-        priority: TaskPriority | None = None
-        if isinstance(raw_priority, str) and raw_priority.strip().lower() in _PRIORITIES:
-            priority = _PRIORITIES[raw_priority.strip().lower()]
-        elif raw_priority is not None:
-            self.errors.append(f"{where}: unknown priority {raw_priority!r}; ignored")
-            problems.append(TaskInputProblem("priority", raw_priority, "unknown_priority", **spot))
+        status, priority = self._todo_fields(todo)
         key = normalize_title(content)
         previous = self.todo_state.get(key)
         if previous is not None and previous[1] == (status, priority):
@@ -962,9 +938,64 @@ class _Run:
             status=status,
             priority=priority,
             source="todowrite",
-            problems=tuple(problems),
+            problems=tuple(todo.problems),
         )
         self.add((view.message.index, -1), "task_note", title, described, (evidence,), task)
+
+    def _todo_content(self, todo: _TodoItem) -> str | None:
+        """The item's title: its ``content``, else its ``activeForm`` (recording the missing
+        content in `problems`); None, with the problem recorded, when it has no words."""
+        content = todo.item.get("content")
+        if not isinstance(content, str) or not content.strip():
+            reason = (
+                "missing_title"
+                if content is None
+                else "empty_title"
+                if isinstance(content, str)
+                else "title_not_a_string"
+            )
+            fallback = todo.item.get("activeForm")
+            if isinstance(fallback, str) and normalize_title(fallback):
+                self.errors.append(f"{todo.where}: no 'content'; used 'activeForm'")
+                todo.problems.append(TaskInputProblem("title", content, reason, **todo.spot))
+                content = fallback
+            else:
+                self.errors.append(f"{todo.where}: no 'content' or 'activeForm'; skipped")
+                self._problem(
+                    "title", todo.item if content is None else content, reason, **todo.spot
+                )
+                return None
+        content = content.strip()
+        if not normalize_title(content):
+            self.errors.append(f"{todo.where}: 'content' {content!r} has no words; skipped")
+            self._problem("title", content, "empty_title", **todo.spot)
+            return None
+        return content
+
+    def _todo_fields(self, todo: _TodoItem) -> tuple[TaskStatus | None, TaskPriority | None]:
+        """The item's status and priority (None when absent or unknown: an unknown one is
+        recorded in `problems` with its value)."""
+        raw_status = todo.item.get("status")
+        status: TaskStatus | None = None
+        if raw_status is None:
+            self.errors.append(f"{todo.where}: no 'status'; recorded as unknown")
+        elif isinstance(raw_status, str) and raw_status.strip().lower() in _TODO_STATUS:
+            status = _TODO_STATUS[raw_status.strip().lower()]
+        else:
+            self.errors.append(f"{todo.where}: unknown status {raw_status!r}; recorded as unknown")
+            todo.problems.append(
+                TaskInputProblem("status", raw_status, "unknown_status", **todo.spot)
+            )
+        raw_priority = todo.item.get("priority")
+        priority: TaskPriority | None = None
+        if isinstance(raw_priority, str) and raw_priority.strip().lower() in _PRIORITIES:
+            priority = _PRIORITIES[raw_priority.strip().lower()]
+        elif raw_priority is not None:
+            self.errors.append(f"{todo.where}: unknown priority {raw_priority!r}; ignored")
+            todo.problems.append(
+                TaskInputProblem("priority", raw_priority, "unknown_priority", **todo.spot)
+            )
+        return status, priority
 
     def _todo_evidence(self, position: int, since: int, content: str) -> ExtractedEvidence:
         for back in range(position, since - 1, -1):

@@ -12,7 +12,9 @@ In order, each step needed for the forgotten text to leave every file:
    and the outbox jobs of the forgotten messages, entries and tasks are deleted (so no
    reconcile re-queues them and no drain fails them as "item not found"). Every read
    snapshot (a copy of the file, `axiom.store.snapshots`) is deleted in the same unit, so
-   no page is served the text from a copy made before;
+   no page is served the text from a copy made before. A gone task that kept sessions
+   spoke of takes what they said of it along: `plan` lists each (`lost_tasks`), and so
+   does the report;
 2. every derived table is rebuilt by replay (projectors skip redacted events), which
    removes the derived rows;
 3. the LanceDB rows (messages, entries, the gone tasks) are deleted and every table compacted with no grace period, so no
@@ -39,7 +41,7 @@ import duckdb
 from axiom.config import AxiomConfig
 from axiom.entries.queries import get_entry, list_entries
 from axiom.forgetting import pending
-from axiom.forgetting.copies import gone_entities, scrub_copies
+from axiom.forgetting.copies import LostTask, gone_entities, lost_tasks, scrub_copies
 from axiom.forgetting.pending import Pending
 from axiom.forgetting.scrub import scrub_logs, scrub_spool, scrub_uploads
 from axiom.ingest.session_queries import get_session, list_messages, session_ids_started_before
@@ -83,11 +85,13 @@ class ForgetTarget:
 
 @dataclass
 class ForgetPlan:
-    """What a target covers: sessions and entries, and the texts to scrub from logs."""
+    """What a target covers: sessions and entries, the texts to scrub from logs, and the
+    tasks kept sessions spoke of that go with it (`axiom.forgetting.copies.lost_tasks`)."""
 
     session_ids: list[str] = field(default_factory=list)
     entry_ids: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
+    lost_tasks: list[LostTask] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -108,6 +112,7 @@ class ForgetReport:
     spool_payloads_removed: int = 0
     uploads_removed: int = 0
     database_bytes: int = 0
+    lost_tasks: list[dict] = field(default_factory=list)  # `LostTask.to_json` of each
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -122,7 +127,7 @@ def plan(conn: duckdb.DuckDBPyConnection, target: ForgetTarget) -> ForgetPlan:
             raise ForgetTargetNotFound(f"unknown entry {target.entry_id!r}")
         out.entry_ids = [entry.entry_id]
         out.texts = [entry.title, entry.content, *(str(e.get("quote", "")) for e in entry.evidence)]
-        return out
+        return _with_lost_tasks(conn, out)
     if target.session_id is not None:
         if get_session(conn, target.session_id) is None:
             raise ForgetTargetNotFound(f"unknown session {target.session_id!r}")
@@ -134,7 +139,14 @@ def plan(conn: duckdb.DuckDBPyConnection, target: ForgetTarget) -> ForgetPlan:
         for entry in list_entries(conn, session_id=sid):
             out.entry_ids.append(entry.entry_id)
             out.texts += [entry.title, entry.content]
-    return out
+    return _with_lost_tasks(conn, out)
+
+
+def _with_lost_tasks(conn: duckdb.DuckDBPyConnection, covered: ForgetPlan) -> ForgetPlan:
+    store = EventStore(conn)
+    doomed = store.ids_about(covered.session_ids, covered.session_ids + covered.entry_ids)
+    covered.lost_tasks = lost_tasks(store, gone_entities(store, doomed)[0], doomed)
+    return covered
 
 
 def _redaction_id(target: ForgetTarget, who: str, at: str) -> str:
@@ -165,6 +177,7 @@ def commit(
     with db.write() as conn:
         covered = plan(conn, target)
         report = ForgetReport(redaction_id, target.scope, covered.session_ids, covered.entry_ids)
+        report.lost_tasks = [lost.to_json() for lost in covered.lost_tasks]
         store = EventStore(conn)
         doomed = store.ids_about(covered.session_ids, covered.session_ids + covered.entry_ids)
         tasks, conditions = gone_entities(store, doomed)

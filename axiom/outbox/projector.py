@@ -25,6 +25,11 @@ is re-queued (pending, attempts 0, no error) only when the incoming event is *ne
 text changed. Otherwise the insert does nothing, which keeps replay a no-op: every event a
 rebuild replays is either older than the stored `source_event_id` or carries the same
 text. A re-import of a grown session re-queues none of the messages it already had.
+
+A task's title change only re-queues the job its `task_created` queued; it never creates
+one. So when forgetting removes a task (its creating event redacted, its job deleted), a
+rename that was kept (a person's, another session's) queues nothing on replay, instead of
+a job the writer would fail as "item not found".
 Timestamps come from the event, so the projection is a pure function of the events.
 
 The name carries the embedding version: switching `AXIOM_EMBEDDER` starts a new projector
@@ -57,12 +62,16 @@ from axiom.store.events import StoredEvent
 from axiom.store.projection import Reject, fold_each, raise_error
 
 OUTBOX_EVENT_TYPES = (SESSION_INGESTED, ENTRY_CREATED, TASK_CREATED, TASK_TITLE_CHANGED)
+# job id, kind, item id, source event id, content hash, ts, requeue only
+_Job = tuple[str, str, str, str, str, datetime, bool]
 
 _ENQUEUE = (
     "INSERT INTO vector_outbox (job_id, item_kind, item_id, embedding_version, status,"
     " attempts, source_event_id, content_hash, created_at, updated_at)"
     " SELECT job_id, item_kind, item_id, embedding_version, 'pending', 0, source_event_id,"
-    " content_hash, ts, ts FROM {source}"
+    " content_hash, ts, ts FROM {source} AS incoming"
+    " WHERE NOT incoming.requeue_only OR EXISTS (SELECT 1 FROM vector_outbox AS known"
+    " WHERE known.job_id = incoming.job_id)"
     " ON CONFLICT (job_id) DO UPDATE SET status = 'pending', attempts = 0, error = NULL,"
     " source_event_id = excluded.source_event_id, content_hash = excluded.content_hash,"
     " updated_at = excluded.updated_at"
@@ -97,17 +106,18 @@ class OutboxProjector:
         """Every job of `events`, in order, in one insert per run of distinct jobs (an
         insert cannot update one row twice; a later event's job for the same item goes in
         the next insert, so it meets the row the earlier one left, as one by one)."""
-        jobs: list[tuple[str, str, str, str, str, datetime]] = []
+        jobs: list[_Job] = []
 
         def step(event: StoredEvent) -> None:
+            requeue_only = event.event_type == TASK_TITLE_CHANGED
             jobs.extend(
                 (job_id(kind, item_id, self.embedding_version), kind, item_id, event.event_id,
-                 content_hash(text), event.ts)
+                 content_hash(text), event.ts, requeue_only)
                 for kind, item_id, text in _items(event)
             )  # fmt: skip
 
         fold_each(events, step, reject)
-        run: dict[str, tuple[str, str, str, str, str, datetime]] = {}
+        run: dict[str, _Job] = {}
         for job in jobs:
             if job[0] in run:
                 self._enqueue(conn, list(run.values()))
@@ -118,9 +128,10 @@ class OutboxProjector:
     def _enqueue(
         self,
         conn: duckdb.DuckDBPyConnection,
-        jobs: list[tuple[str, str, str, str, str, datetime]],
+        jobs: list[_Job],
     ) -> None:
-        """One insert of `jobs` (job id, kind, item id, source event, content hash, ts)."""
+        """One insert of `jobs` (job id, kind, item id, source event, content hash, ts,
+        requeue only: no row unless the job exists)."""
         if not jobs:
             return
         incoming = pa.table(
@@ -132,6 +143,7 @@ class OutboxProjector:
                 "source_event_id": [j[3] for j in jobs],
                 "content_hash": [j[4] for j in jobs],
                 "ts": pa.array([j[5] for j in jobs], pa.timestamp("us")),
+                "requeue_only": pa.array([j[6] for j in jobs], pa.bool_()),
             }
         )
         conn.register("incoming_outbox_jobs", incoming)

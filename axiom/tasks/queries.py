@@ -47,6 +47,7 @@ __all__ = [
     "list_tasks_with_placeholder_blocker",
     "task_history",
     "tasks_blocked_by",
+    "tasks_of_entries",
 ]
 
 HISTORY_TYPES = tuple(sorted(TASK_EVENT_TYPES | {TASK_MENTIONED, TASK_INPUT_REJECTED}))
@@ -423,6 +424,22 @@ def tasks_blocked_by(
         " ORDER BY task_id, declared_blocker_id",
         [list(entity_ids), list(entity_ids)],
     ).fetchall()
+
+
+def tasks_of_entries(
+    conn: duckdb.DuckDBPyConnection, entry_ids: Sequence[str]
+) -> dict[str, set[str]]:
+    """The tasks each of `entry_ids` is evidence of (entries of no task are left out): so
+    a reader can show one task once however many sessions' notes mention it."""
+    out: dict[str, set[str]] = {}
+    if not entry_ids:
+        return out
+    for entry_id, task_id in conn.execute(
+        "SELECT src_id, dst_id FROM edges WHERE rel_type = ? AND src_id IN (SELECT unnest(?))",
+        [EVIDENCE_OF, list(entry_ids)],
+    ).fetchall():
+        out.setdefault(entry_id, set()).add(task_id)
+    return out
 
 
 def tasks_to_embed(

@@ -102,6 +102,7 @@ from axiom.tasks.queries import condition_status, count_entities, task_json, tas
 from axiom.tasks.state import (
     BLOCKED,
     DONE,
+    PENDING,
     BlockerRef,
     Event,
     TaskState,
@@ -263,6 +264,15 @@ def _field_problems(m: TaskMention) -> tuple[list[tuple[str, Any, str]], str | N
     return problems, status, priority
 
 
+def _restates(m: TaskMention, status: str | None, state: TaskState) -> bool:
+    """Whether a prose mention only restates a known task as work to do ("TODO: fix the
+    login bug" after "I'm fixing the login bug"): prose gives "pending" to every TODO /
+    "need to" it reads, which is not a report that started or blocked work went back to
+    pending, nor that done work reopened. Such a mention moves no status (its receipt
+    records none); a TodoWrite "pending" is an explicit status and still moves it."""
+    return m.source == "text" and status == PENDING and state.status != PENDING
+
+
 def _where(
     m: TaskMention, entry_id: str, session_id: str | None, observed: datetime | None
 ) -> dict[str, Any]:
@@ -285,6 +295,15 @@ class _Plan:
     extra: list[NewEvent]  # condition resolutions a new task causes
     stale: bool
     canonical: str  # the task's canonical key (the receipt's alias_key when they differ)
+    status: str | None  # the status the mention reports (None: a restatement, see below)
+
+
+def _mark_created(plan: _Plan, m: TaskMention, where: dict[str, Any], status: str | None) -> None:
+    """A new task's ``task_created`` says where it was seen, and a "done" it could not
+    start as (`decide_create`) as ``requested_status``."""
+    plan.decided[0][1].update(where, evidence_aligned=bool(m.evidence_aligned))
+    if status == DONE:
+        plan.decided[0][1]["requested_status"] = DONE
 
 
 def load_task_state(
@@ -484,63 +503,84 @@ class TaskResolver:
         match = self.matcher.match(title, now=observed)
         target = match.identity or match.strict
         if target is None and m.update_only:  # "X is done" about no known task
-            unblocked = self._plan_blocker_done(m, mkey, title) if status == DONE else None
-            if unblocked is not None:  # … but about a ticket or condition that blocks tasks
-                return unblocked
-            return [
-                self._input_rejected(
-                    mkey, entry_id, session_id, "mention", title, REASON_NO_TASK_TO_UPDATE
-                )
-            ]
+            return self._plan_update_of_nothing(m, mkey, entry_id, session_id, title, status)
         plan = (
             self._plan_new(m, title, key, status, priority, entry_id, session_id, observed)
             if target is None
             else self._plan_existing(m, target.task_id, status, priority, entry_id, session_id, observed)
         )  # fmt: skip
         where = _where(m, entry_id, session_id, observed)
-        task_id = plan.task_id
         if target is None:
-            plan.decided[0][1].update(where, evidence_aligned=bool(m.evidence_aligned))
-            if status == DONE:
-                plan.decided[0][1]["requested_status"] = DONE
+            _mark_created(plan, m, where, status)
         task_events = [
-            self._task_event(event_type, payload, task_id, mkey, where, session_id)
+            self._task_event(event_type, payload, plan.task_id, mkey, where, session_id)
             for event_type, payload in plan.decided
         ]
         if any(t == TASK_STATUS_CHANGED and p["to"] == DONE for t, p in plan.decided):
             reason = f"{title} done in entry {entry_id}"  # its dependants are unblocked
-            plan.extra.extend(self._unblock([task_id], m, mkey, reason))
+            plan.extra.extend(self._unblock([plan.task_id], m, mkey, reason))
         declarations = self._declarations(
-            plan.decided, plan.resolved, task_id, entry_id, session_id
+            plan.decided, plan.resolved, plan.task_id, entry_id, session_id
         )
         problems += [("blocked_by", p.text, p.reason) for p in plan.resolved.problems]
         rejections = [
             self._rejection(
-                mkey, task_id=task_id, entry_id=entry_id, session_id=session_id,
+                mkey, task_id=plan.task_id, entry_id=entry_id, session_id=session_id,
                 field=f, value=v, reason=r,
             )
             for f, v, r in problems
         ]  # fmt: skip
-        receipt = self._new(
-            TASK_MENTIONED,
-            {
-                "task_id": task_id,
-                "title": title,
-                "alias_key": key if key != plan.canonical else None,
-                "match": self._match_json(match, target),
-                "candidates": candidates_json(
-                    [c for c in match.candidates if c.task_id != task_id][:3]
-                ),
-                "status": status,
-                "priority": priority,
-                "evidence_aligned": bool(m.evidence_aligned),
-                "stale": plan.stale,
-                **where,
-            },
-            f"{TASK_MENTIONED}:{mkey}",
-            session_id,
-        )
+        receipt = self._receipt(m, mkey, title, key, match, target, plan, priority, where)
         return [*declarations, *task_events, *plan.extra, *rejections, receipt]
+
+    def _plan_update_of_nothing(
+        self,
+        m: TaskMention,
+        mkey: str,
+        entry_id: str,
+        session_id: str | None,
+        title: str,
+        status: str | None,
+    ) -> list[NewEvent]:
+        """A status report about no known task: the blockers it names done are taken off
+        (step 3b), else it is rejected as ``no_task_to_update``."""
+        unblocked = self._plan_blocker_done(m, mkey, title) if status == DONE else None
+        if unblocked is not None:  # … but about a ticket or condition that blocks tasks
+            return unblocked
+        return [
+            self._input_rejected(
+                mkey, entry_id, session_id, "mention", title, REASON_NO_TASK_TO_UPDATE
+            )
+        ]
+
+    def _receipt(
+        self,
+        m: TaskMention,
+        mkey: str,
+        title: str,
+        key: str,
+        match: MatchResult,
+        target: Any,
+        plan: _Plan,
+        priority: str | None,
+        where: dict[str, Any],
+    ) -> NewEvent:
+        """The ``task_mentioned`` receipt: which task, how it matched, what it reported."""
+        payload = {
+            "task_id": plan.task_id,
+            "title": title,
+            "alias_key": key if key != plan.canonical else None,
+            "match": self._match_json(match, target),
+            "candidates": candidates_json(
+                [c for c in match.candidates if c.task_id != plan.task_id][:3]
+            ),
+            "status": plan.status,
+            "priority": priority,
+            "evidence_aligned": bool(m.evidence_aligned),
+            "stale": plan.stale,
+            **where,
+        }
+        return self._new(TASK_MENTIONED, payload, f"{TASK_MENTIONED}:{mkey}", where["session_id"])
 
     def _plan_blocker_done(self, m: TaskMention, mkey: str, title: str) -> list[NewEvent] | None:
         """Step 3b: "OPS-55 is done" names a blocker (an artifact by its key, or a condition
@@ -595,7 +635,7 @@ class TaskResolver:
             evidence_aligned=bool(m.evidence_aligned),
         )  # fmt: skip
         extra = self._auto_resolution(task_id, title, entry_id, session_id)
-        return _Plan(task_id, decided, resolved, extra, stale=False, canonical=key)
+        return _Plan(task_id, decided, resolved, extra, stale=False, canonical=key, status=status)
 
     def _plan_existing(
         self,
@@ -612,6 +652,8 @@ class TaskResolver:
         if loaded is None:  # projection out of step with the alias table
             raise LookupError(f"task {task_id} is matched but has no projected state")
         state, data = loaded
+        if _restates(m, status, state):
+            status = None
         last = _naive_utc(data.get("last_status_observed_at"))
         stale = observed is not None and last is not None and observed < last
         needs_blockers = bool(m.blocked_by) or status == BLOCKED
@@ -624,7 +666,10 @@ class TaskResolver:
             state, status, priority, resolved, bool(m.evidence_aligned), stale, entry_id,
             observed, last, m,
         )  # fmt: skip
-        return _Plan(task_id, decided, resolved, [], stale=stale, canonical=state.canonical_key)
+        return _Plan(
+            task_id, decided, resolved, [], stale=stale, canonical=state.canonical_key,
+            status=status,
+        )  # fmt: skip
 
     def _task_event(
         self,

@@ -287,7 +287,9 @@ def test_illegal_transitions_are_recorded_not_applied(conn) -> None:
     resolver.resolve(
         [mention("e1", "Write docs", "in_progress"), mention("e2", "Write docs", "done")]
     )
-    events = resolver.resolve([mention("e3", "Write docs", "pending", blocked_by=("OPS-9",))])
+    # A TodoWrite "pending" is an explicit status (a prose TODO only restates the task).
+    again = mention("e3", "Write docs", "pending", blocked_by=("OPS-9",), source="todowrite")
+    events = resolver.resolve([again])
 
     rejected = [e for e in events if e.event_type == TASK_TRANSITION_REJECTED]
     assert [(e.payload["from"], e.payload["to"]) for e in rejected] == [("done", "pending")]
@@ -302,7 +304,8 @@ def test_a_stale_observation_does_not_undo_newer_progress(conn) -> None:
     resolver.resolve(
         [mention("new", "Write docs", "in_progress", priority="high", at=T0 + timedelta(days=5))]
     )
-    events = resolver.resolve([mention("old", "Write docs", "pending", priority="low", at=T0)])
+    old = mention("old", "Write docs", "pending", priority="low", at=T0, source="todowrite")
+    events = resolver.resolve([old])
 
     assert tasks(conn)[0][2] == "in_progress"
     [rejected] = [e for e in events if e.event_type == TASK_TRANSITION_REJECTED]
@@ -428,9 +431,10 @@ def test_observed_at_may_be_an_aware_datetime_or_an_iso_string(conn) -> None:
     resolver = TaskResolver(conn, PROJECT)
     resolver.resolve([mention("a", "Write docs", "in_progress", at="2025-03-10T12:00:00+02:00")])  # type: ignore[arg-type]
     events = resolver.resolve(
-        [mention("b", "Write docs", "pending", at=datetime(2025, 3, 10, 9, 0))]
+        [mention("b", "Write docs", "pending", at=datetime(2025, 3, 10, 9, 0), source="todowrite")]
     )
     assert tasks(conn)[0][2] == "in_progress"  # 09:00 UTC is before 10:00 UTC
     assert types(events)[0] == TASK_TRANSITION_REJECTED
-    events = resolver.resolve([mention("c", "Write docs", "pending", at="not a time")])
+    later = mention("c", "Write docs", "pending", at="not a time", source="todowrite")  # type: ignore[arg-type]
+    events = resolver.resolve([later])
     assert tasks(conn)[0][2] == "pending"  # unknown time: not judged stale

@@ -8,6 +8,8 @@ conditions, and rebuild the projection. After every step:
 
 * blocked ⇒ ≥ 1 effective blocker; done ⇒ no blocker at all (declared or effective);
 * no ``task_status_changed`` outside the transition table (so never pending → done);
+* a prose "pending" (a TODO restating a known task) moves no task back to pending and
+  asks to reopen none;
 * each task's projected state equals the fold of its events;
 * re-processing creates no event, entity, alias or edge;
 * the incremental projection equals a full rebuild (checked by the `rebuild` rule and at
@@ -189,6 +191,18 @@ class TaskMentions(RuleBasedStateMachine):
             p = json.loads(payload)
             assert is_allowed_transition(p["from"], p["to"]), p
             assert (p["from"], p["to"]) != ("pending", "done")
+
+    @invariant()
+    def a_prose_todo_never_demotes_a_task(self) -> None:
+        """Prose reads "pending" into every TODO: that restates work, it moves nothing
+        back to pending and reopens nothing (TodoWrite's explicit "pending" still may)."""
+        for (payload,) in self.conn.execute(
+            "SELECT payload_json FROM events WHERE event_type IN (?, ?)",
+            [TASK_STATUS_CHANGED, "task_transition_rejected"],
+        ).fetchall():
+            p = json.loads(payload)
+            if p.get("source") == "text" and p["to"] == "pending":
+                assert not p["reason"].startswith(("observed in entry", "closed_needs")), p
 
     @invariant()
     def projection_equals_the_fold_of_each_task(self) -> None:
