@@ -1,5 +1,7 @@
 """``python -m axiom forget --session ID | --entry ID | --before DATE [--yes] [--json]``.
 
+``--entry`` also takes a ``mem:`` citation of a memory (search, MCP and `cite` name them so).
+
 Without ``--yes`` it shows what would be forgotten (ids and counts, never the text) and
 asks; with no terminal to ask on it refuses. Exit codes: 0 done (or declined), 1 unknown
 target or bad date, 2 bad arguments.
@@ -12,6 +14,9 @@ import getpass
 import json
 import sys
 
+import duckdb
+
+from axiom.evidence.citations import get_citation, normalize_citation_id
 from axiom.forgetting.copies import LostTask
 from axiom.forgetting.forget import ForgetError, ForgetTarget, forget, plan
 from axiom.store.migrate import open_database
@@ -24,16 +29,33 @@ TOMBSTONE_NOTE = (
 )
 
 
-def _target(args: argparse.Namespace) -> ForgetTarget:
+def _entry_id(conn: duckdb.DuckDBPyConnection, entry: str | None) -> str | None:
+    """`--entry` as given, or the memory a `mem:` citation cites (what search, MCP and the
+    `/memory-forget` command hand people)."""
+    if entry is None or not entry.startswith("mem:"):
+        return entry
+    citation = get_citation(conn, entry)
+    if citation is None:
+        raise ForgetError(f"no citation {normalize_citation_id(entry)!r}")
+    if citation.entry_id is None:
+        raise ForgetError(
+            f"{citation.citation_id} cites a message of session {citation.session_id}, not a"
+            f" memory: forget the session with --session {citation.session_id}"
+        )
+    return citation.entry_id
+
+
+def _target(args: argparse.Namespace, conn: duckdb.DuckDBPyConnection) -> ForgetTarget:
     before = parse_timepoint(args.before, end_of_day=False) if args.before else None
-    return ForgetTarget(session_id=args.session, entry_id=args.entry, before=before)
+    entry_id = _entry_id(conn, args.entry)
+    return ForgetTarget(session_id=args.session, entry_id=entry_id, before=before)
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
     try:
-        target = _target(args)
         db = open_database()
         with db.read() as conn:
+            target = _target(args, conn)
             covered = plan(conn, target)
     except (ForgetError, TimepointError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -84,7 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("forget", help="forget a session, an entry or everything before a date")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--session", help="a session id")
-    which.add_argument("--entry", help="an entry id")
+    which.add_argument("--entry", help="an entry id, or a mem: citation of one")
     which.add_argument("--before", help="every session started before this date (ISO 8601)")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.add_argument("--who", default="", help="who asks (default: the OS user)")

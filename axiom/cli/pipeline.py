@@ -11,6 +11,7 @@ from axiom.cli.agent import drain_spool
 from axiom.config import AxiomConfig
 from axiom.conflicts.queries import statuses_as_of
 from axiom.entries.queries import entry_history, get_entry, list_entries
+from axiom.evidence.citation_spans import list_citation_spans_for_entry
 from axiom.evidence.citations import Citation, get_citation, normalize_citation_id
 from axiom.forgetting.forget import finish_pending
 from axiom.observability.progress import Bar, wanted
@@ -65,10 +66,11 @@ def cmd_entry(args: argparse.Namespace) -> int:
     with open_database().read() as conn:
         row = get_entry(conn, args.entry_id)
         history = entry_history(conn, args.entry_id) if row else []
+        cited = [s.citation_id for s in list_citation_spans_for_entry(conn, args.entry_id)]
     if row is None:
         print(f"error: no entry {args.entry_id!r}", file=sys.stderr)
         return 1
-    data = {**row.to_json(), "history": history}
+    data = {**row.to_json(), "citations": cited, "history": history}
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return 0
@@ -79,6 +81,8 @@ def cmd_entry(args: argparse.Namespace) -> int:
         where = f"message {ev['message_index']} [{ev.get('span_start')}:{ev.get('span_end')}]"
         state = ev.get("method") or f"not aligned: {ev.get('failure_reason')}"
         print(f"  evidence {where} {state}: {ev.get('quote')!r}")
+    if cited:
+        print(f"  citations (open with `cite`): {' '.join(cited)}")
     for h in history:
         print(f"  {h['ts']} {h['type']} {json.dumps(h['payload'], ensure_ascii=False)[:160]}")
     return 0

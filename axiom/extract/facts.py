@@ -7,7 +7,7 @@ sentence makes, in this order:
    X from A to B", "use B instead of A", "X no longer uses A", "X에서 Y로 바꿨", "더 이상 X
    사용하지 않", "이제 … 입니다";
 2. values: "the rate limit of the API is 100 per minute", "our port is 8080", "X is set to
-   Y", "X는 N입니다";
+   Y", "X listens/runs on port N" (subject "X port"), "X는 N입니다";
 3. attributes of the speaker: "my name is", "I live in", "I work as/at", "my favorite X
    is", "I'm N years old", "I have two kids", "I'm married" (subject "<speaker>'s home",
    "<speaker>'s job", ...);
@@ -168,6 +168,11 @@ _MOVED_TO = _rx(
 _NOW_USES = _rx(
     rf"(?P<subj>{_NP})\s+now\s+(?P<verb>uses|runs\s+on|depends\s+on|talks\s+to|points\s+to"
     rf"|is\s+stored\s+in|lives\s+in)\s+(?P<val>{_VALUE})"
+)
+_LISTENS_ON = _rx(
+    rf"(?P<subj>{_NP})\s+(?:(?P<now>now)\s+|still\s+|(?:should|will|must|can)\s+)?"
+    r"(?:listens?|runs?|is\s+(?:served|running|listening)|serves)\s+on\s+port\s+"
+    r"(?P<val>\d{2,5})\b"
 )
 _IS_NOW = _rx(
     rf"(?P<subj>{_NP})\s+(?:is|are|'s|'re)\s+now\s+(?P<val>(?!that\b|the\s+time\b){_VALUE})"
@@ -785,6 +790,17 @@ def _english_value(sentence: str) -> FactMatch | None:
     return FactMatch(offset + m.start(), offset + m.end(), "fact", "value", fields)
 
 
+def _port(sentence: str) -> FactMatch | None:
+    """ "The API listens on port 9090" / "should listen on" / "runs on port": the port of
+    what is named, a value that changes (subject "<name> port", so a later port conflicts)."""
+    m = _LISTENS_ON.search(sentence) if "port" in sentence.casefold() else None
+    subject = _subject(m.group("subj")) if m else None
+    if m is None or subject is None:
+        return None
+    kind = "change" if m.group("now") else "value"
+    return FactMatch(m.start(), m.end(), "fact", kind, _fields(f"{subject} port", m.group("val")))
+
+
 def _attribute(sentence: str, speaker: str) -> FactMatch | None:
     for pattern, what in _ATTRIBUTES:
         m = pattern.search(sentence)
@@ -1138,7 +1154,7 @@ def find_fact(sentence: str, speaker: str = "", personal_ok: bool = True) -> Fac
     """
     if is_question(sentence):
         return None
-    found = _english_change(sentence) or _english_value(sentence)
+    found = _english_change(sentence) or _english_value(sentence) or _port(sentence)
     if found is None and personal_ok:
         found = _attribute(sentence, speaker)
         words = len(sentence.split())

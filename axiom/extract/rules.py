@@ -369,6 +369,30 @@ _KO_WAITING = re.compile(
 )
 _KO_NEED = re.compile(r"해야\s*(?:한다|합니다|해요|함|돼|됩니다|된다)")
 _KO_TOPIC = re.compile(r"^(?P<noun>\S+?)(?:은|는|이|가)$")
+# A word that ends a Korean noun phrase's run of modifiers when read backwards: one carrying
+# a particle or a verb ending (the genitive 의 joins nouns, so it does not), or punctuation.
+_KO_PHRASE_BREAK = re.compile(
+    r"(?:에서|에게|으로|로|에|을|를|은|는|이|가|도|와|과|고|니|서|면|데|지만|요|다|[^\w])$"
+)
+_KO_LEADERS = frozenset(
+    [
+        "그리고",
+        "그런데",
+        "근데",
+        "또",
+        "또한",
+        "그래서",
+        "참고로",
+        "그럼",
+        "좋아",
+        "아",
+        "음",
+        "이제",
+        "지금",
+        "오늘",
+        "오늘은",
+    ]
+)
 
 _FACT_VERB = re.compile(
     r"^(?P<subj>[\w`'\".+/-]+(?:\s+[\w`'\".+/-]+){0,5}?)\s+"
@@ -1032,25 +1056,44 @@ def _strip_blocker(text: str) -> str:
     return text.strip().strip("`'\"*").rstrip(".,;:").strip()
 
 
+def _ko_subject(before: list[str], topic: str) -> str:
+    """The noun phrase a topic word ends: "한글 폰트 임베딩 작업은" → "한글 폰트 임베딩 작업",
+    up to three modifier words read back from the topic until a particle, a verb ending,
+    punctuation or a leading conjunction."""
+    words = [_KO_TOPIC.sub(r"\g<noun>", topic)]
+    for word in reversed(before[-3:]):
+        if word in _KO_LEADERS or _KO_PHRASE_BREAK.search(word):
+            break
+        words.insert(0, word)
+    return " ".join(words)
+
+
 def _korean_blocker(sentence: str) -> tuple[list[str], str]:
     """(blockers, subject) from "배포는 ABC-1 때문에 막혀 있다" or "X를 기다리는 중"."""
     m = _KO_BLOCKER_LINK.search(sentence) or _KO_WAITING.search(sentence)
     if not m:
         tokens = _KO_BLOCKED.split(sentence, maxsplit=1)[0].split()
-        subject = next((t for t in tokens if _KO_TOPIC.match(t) and len(t) > 1), "")
-        return [], _KO_TOPIC.sub(r"\g<noun>", subject) if subject else ""
+        at = next((i for i, t in enumerate(tokens) if _KO_TOPIC.match(t) and len(t) > 1), None)
+        return [], _ko_subject(tokens[:at], tokens[at]) if at is not None else ""
+    head = sentence[: m.start("blk")].split()
     tokens = m.group("blk").split()
     subject = ""
     for i in range(len(tokens) - 1, -1, -1):
         token = tokens[i]
         if len(token) > 1 and _KO_TOPIC.match(token) and i < len(tokens) - 1:
-            subject = _KO_TOPIC.sub(r"\g<noun>", token)
+            subject = _ko_subject(head + tokens[:i], token)
             tokens = tokens[i + 1 :]
             break
     if not subject:
-        head = sentence[: m.start()].split()
-        topic = next((t for t in reversed(head) if _KO_TOPIC.match(t) and len(t) > 1), "")
-        subject = _KO_TOPIC.sub(r"\g<noun>", topic) if topic else ""
+        at = next(
+            (
+                i
+                for i in range(len(head) - 1, -1, -1)
+                if _KO_TOPIC.match(head[i]) and len(head[i]) > 1
+            ),
+            None,
+        )
+        subject = _ko_subject(head[:at], head[at]) if at is not None else ""
     blocker = " ".join(tokens)
     blocker = re.sub(r"(?:을|를)$", "", blocker) if m.re is _KO_WAITING else blocker
     return [_strip_blocker(blocker)], subject

@@ -162,7 +162,7 @@ def slash_commands(data_dir: Path, python: str, port: int | None = None) -> dict
         "memory-forget": (
             "Forget a memory in Axiom (entry id or mem: citation)",
             "<entry id or mem:citation>",
-            f"{cli} forget $ARGUMENTS",
+            f"{cli} forget --entry $ARGUMENTS --yes",  # the person named it: no second ask
             "Report what Axiom forgot.",
         ),
         "memory-stats": (

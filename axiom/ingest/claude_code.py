@@ -36,6 +36,7 @@ inside the main file itself (older Claude Code) stay part of the main session.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,9 +188,20 @@ def _message_from_line(obj: dict[str, Any], index: int, notes: list[str]) -> Mes
     )
 
 
-def project_from_path(path: Path) -> str:
-    """Claude Code names each project folder after the working directory."""
-    return path.parent.name
+# Claude Code names a project folder after the working directory, every character that is
+# not a letter or digit made "-": "/home/me/app" → "-home-me-app", "C:\\me\\app" → "C--me-app".
+_CLAUDE_FOLDER = re.compile(r"^(?:-|[A-Za-z]--)")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+
+
+def project_from_path(path: Path, cwd: object = None) -> str:
+    """The project folder's name where Claude Code named it; elsewhere (an upload under a
+    random folder, a copy in a backup folder) the name Claude Code gives the session's
+    working directory, so the session joins the project it was recorded in."""
+    folder = path.parent.name
+    if _CLAUDE_FOLDER.match(folder) or not isinstance(cwd, str) or not cwd.strip():
+        return folder
+    return _NOT_ALNUM.sub("-", cwd.strip())
 
 
 def is_sidechain_file(path: Path, session_id: str, objs: list[dict[str, Any]]) -> bool:
@@ -315,7 +327,7 @@ def _transcript(
     cwd = next((m.meta.get("cwd") for m in messages if m.meta.get("cwd")), None)
     return Transcript(
         session_id=session_id,
-        project=project_from_path(path),
+        project=project_from_path(path, cwd),
         source="claude_code",
         messages=tuple(messages),
         started_at=messages[0].timestamp,

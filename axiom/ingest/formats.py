@@ -7,7 +7,8 @@ Detection (`detect_format`):
 * `.json` → sniffed from the parsed document: a LoCoMo conversation (an object with a
   `conversation` holding `speaker_a`, or the flat form with `speaker_a` and `session_N`
   keys), or a list with one → `locomo`; an object with `messages`, or a list with one →
-  `json`; anything else → None ("unrecognised transcript format"). A `.json` file that is
+  `json`; anything else → None ("unrecognised transcript format", followed for a `.json`
+  file by the shapes that are read, and a ChatGPT export named as such). A `.json` file that is
   not valid JSON goes to `json`, whose parser reports the line and column of the error.
 * any other suffix → None.
 
@@ -46,6 +47,9 @@ SUFFIXES = {
 SNIFFED_SUFFIXES = {".json"}
 TRANSCRIPT_SUFFIXES = frozenset(SUFFIXES) | SNIFFED_SUFFIXES
 OUTSIDE_ROOTS = "not read: a link to a file outside the import roots"
+UNRECOGNISED = "unrecognised transcript format"
+JSON_SHAPES = 'a JSON transcript is an object with "messages", a list of them, or LoCoMo'
+CHATGPT_HINT = 'a ChatGPT export (conversations with a "mapping") is not a format Axiom reads'
 
 
 class UnknownFormat(ValueError):
@@ -68,18 +72,34 @@ def _sniff_json(doc: Any) -> str | None:
     return None
 
 
+def _load_json(data: bytes) -> Any:
+    """The parsed document; `ValueError` (or `RecursionError`) where it is not JSON."""
+    return json.loads(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
+
+
 def detect_format(path: Path, data: bytes) -> str | None:
     suffix = path.suffix.lower()
     if suffix in SUFFIXES:
         return SUFFIXES[suffix]
     if suffix not in SNIFFED_SUFFIXES:
         return None
-    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
     try:
-        doc = json.loads(text)
+        doc = _load_json(data)
     except (ValueError, RecursionError):
         return "json"  # its parser reports where and why the JSON breaks
     return _sniff_json(doc)
+
+
+def unrecognised(path: Path, data: bytes) -> str:
+    """Why a file has no parser, saying for a JSON file which shapes are read (and naming a
+    ChatGPT export, the JSON people try first): only called once detection failed."""
+    if path.suffix.lower() not in SNIFFED_SUFFIXES:
+        return UNRECOGNISED
+    doc = _load_json(data)  # detection parsed it already, so it is JSON
+    items = doc if isinstance(doc, list) else [doc]
+    if any(isinstance(item, dict) and "mapping" in item for item in items):
+        return f"{UNRECOGNISED}: {CHATGPT_HINT}; {JSON_SHAPES}"
+    return f"{UNRECOGNISED}: {JSON_SHAPES}"
 
 
 def parse_file(path: Path, fmt: str | None = None) -> ParsedFile:
@@ -96,7 +116,7 @@ def parse_file(path: Path, fmt: str | None = None) -> ParsedFile:
         return ParsedFile(issues=[InputIssue(str(path), None, "file is empty")])
     name = fmt or detect_format(path, data)
     if name is None:
-        return ParsedFile(issues=[InputIssue(str(path), None, "unrecognised transcript format")])
+        return ParsedFile(issues=[InputIssue(str(path), None, unrecognised(path, data))])
     return PARSERS[name](path, data)
 
 

@@ -16,7 +16,7 @@ from axiom.hooks.install import (
     uninstall,
 )
 from axiom.settings import DEFAULT_PORT
-from tests.agent.support import child_env, run_shell
+from tests.agent.support import SAMPLE, child_env, run_axiom, run_shell
 
 FOREIGN = {
     "model": "opus",
@@ -136,3 +136,27 @@ def test_a_port_other_than_the_default_is_written_into_every_command(tmp_path: P
     default = _settings(tmp_path / "again")
     install(default, tmp_path / "data", port=DEFAULT_PORT)
     assert not any("AXIOM_PORT" in c for (c,) in installed_events(load(default)).values())
+
+
+def test_the_memory_forget_command_forgets_the_memory_it_is_given(tmp_path: Path) -> None:
+    """`/memory-forget ent_…` and `/memory-forget mem:…` (its description's two forms), run
+    as Claude Code runs a command's `!` line, forget that memory. It once ran `axiom forget
+    ent_…`, which the CLI refuses (no --entry) and which, without --yes, only previews."""
+    data = tmp_path / "data"
+    env = child_env(AXIOM_DATA_DIR=str(data), AXIOM_EMBEDDER="none")
+    assert run_axiom("import", "--quiet", str(SAMPLE), env=env).returncode == 0
+    entries = [
+        json.loads(line) for line in run_axiom("entries", "--json", env=env).stdout.splitlines()
+    ]
+    by_id, by_citation = entries[0]["entry_id"], entries[1]
+    citation = run_axiom("entry", "--json", by_citation["entry_id"], env=env).stdout
+    mem = json.loads(citation)["citations"][0]
+    path = _settings(tmp_path)
+    install(path, data)
+    text = (path.parent / "commands" / "memory-forget.md").read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if x.startswith("!`")).strip("!`")
+    for argument, entry_id in ((by_id, by_id), (mem, by_citation["entry_id"])):
+        done = run_shell(line.replace("$ARGUMENTS", argument), "", env)
+        assert done.returncode == 0, done.stderr
+        assert "forgot 0 session(s), 1 entry(ies)" in done.stdout
+        assert run_axiom("entry", entry_id, env=env).returncode == 1  # gone

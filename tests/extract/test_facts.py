@@ -53,6 +53,14 @@ def fields(sentence: str, speaker: str = "Dana") -> FactFields | None:
             "We replaced Sentry with Honeycomb in the tracing pipeline.",
             FactFields("tracing pipeline", "Honeycomb", "Sentry"),
         ),
+        # the port a service listens on, however the sentence says it (trial 15's project)
+        ("The API should listen on port 8080.", FactFields("API port", "8080")),
+        (
+            "Change of plan: the API now listens on port 9090, 8080 clashes with Keycloak.",
+            FactFields("API port", "9090"),
+        ),
+        ("The admin dashboard runs on port 3000.", FactFields("admin dashboard port", "3000")),
+        ("It listens on port 80.", None),  # a pronoun names nothing
     ],
 )
 def test_it_states_subject_value_and_previous_value(

@@ -295,6 +295,27 @@ def test_it_reads_korean_task_phrases_with_their_blockers() -> None:
     ]
 
 
+def test_a_korean_blocked_subject_keeps_its_whole_noun_phrase() -> None:
+    """ "한글 폰트 임베딩 작업은 BILL-77 때문에 막혀 있어" names the font embedding work, not
+    "작업" (work): the nouns before the topic word belong to the title (a genitive 의
+    included); a leading conjunction, an earlier clause or a word carrying another particle
+    do not."""
+    t = session(
+        ("user", "한글 폰트 임베딩 작업은 BILL-77 때문에 막혀 있어."),
+        ("user", "그리고 스테이징 배포는 OPS-311 때문에 막혀 있어요."),
+        ("user", "어제 확인해보니 결제 웹훅 테스트가 인증서 발급 때문에 막혀 있다."),
+        ("user", "로그인 페이지의 디자인 작업이 아직 막혀 있어요."),
+    )
+    tasks = of_type(extract(t), "task_note")
+    got = [(e.title, e.task.status, e.task.blocked_by) for e in tasks if e.task]
+    assert got == [
+        ("한글 폰트 임베딩 작업", "blocked", ("BILL-77",)),
+        ("스테이징 배포", "blocked", ("OPS-311",)),
+        ("결제 웹훅 테스트", "blocked", ("인증서 발급",)),
+        ("로그인 페이지의 디자인 작업", "blocked", ()),
+    ]
+
+
 def test_first_person_current_work_and_status_reports_about_tickets() -> None:
     t = session(
         ("user", "I'm fixing the login bug; the deploy is blocked by OPS-99."),

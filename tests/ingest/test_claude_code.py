@@ -123,3 +123,24 @@ def test_a_summary_without_any_anchor_titles_a_file_of_one_session(tmp_path: Pat
     )
     (t,) = parse_claude_code(path).transcripts
     assert t.title == "The one"
+
+
+def test_the_project_is_the_claude_folder_else_the_working_directory(tmp_path: Path) -> None:
+    """In Claude Code's projects folder the project is the folder's name (Claude Code names
+    it after the working directory). Elsewhere (an upload kept under a random folder, a
+    backup folder) the lines' `cwd` names it the same way, so the session's tasks join the
+    ones imported from `~/.claude/projects`; without a cwd the folder's name stays."""
+    line = _line(cwd="/home/mina/my.app", message={"role": "user", "content": "hello"})
+    claude = tmp_path / "-home-mina-my-app" / "s1.jsonl"
+    upload = tmp_path / "04eacc28482bb83a" / "s1.jsonl"
+    bare = tmp_path / "backup" / "s1.jsonl"
+    for path, text in ((claude, line), (upload, line), (bare, _line(message={"content": "hi"}))):
+        path.parent.mkdir()
+        path.write_text(text + "\n")
+    assert parse_claude_code(claude).transcripts[0].project == "-home-mina-my-app"
+    assert parse_claude_code(upload).transcripts[0].project == "-home-mina-my-app"
+    assert parse_claude_code(bare).transcripts[0].project == "backup"
+    windows = tmp_path / "C--Users-mina-app" / "s1.jsonl"
+    windows.parent.mkdir()
+    windows.write_text(_line(cwd="C:\\Users\\mina\\app", message={"content": "hi"}) + "\n")
+    assert parse_claude_code(windows).transcripts[0].project == "C--Users-mina-app"

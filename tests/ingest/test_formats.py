@@ -57,7 +57,25 @@ def test_an_unrecognised_json_file_is_an_issue(tmp_path: Path) -> None:
     path.write_text(json.dumps({"name": "x"}))
     parsed = parse_file(path)
     assert parsed.transcripts == []
-    assert [str(i) for i in parsed.issues] == [f"{path}: unrecognised transcript format"]
+    assert [str(i) for i in parsed.issues] == [
+        f'{path}: unrecognised transcript format: a JSON transcript is an object with "messages",'
+        " a list of them, or LoCoMo"
+    ]
+
+
+def test_an_unrecognised_json_file_says_what_json_is_read(tmp_path: Path) -> None:
+    """A user's first try is often a ChatGPT export: the issue names it and says which
+    JSON shapes are read, instead of a bare "unrecognised"."""
+    chatgpt = tmp_path / "conversations.json"
+    chatgpt.write_text(json.dumps([{"title": "t", "mapping": {"n1": {"message": None}}}]))
+    other = tmp_path / "data.json"
+    other.write_text(json.dumps([1, 2]))
+    shapes = 'a JSON transcript is an object with "messages", a list of them, or LoCoMo'
+    assert parse_file(chatgpt).issues[0].reason == (
+        f"unrecognised transcript format: a ChatGPT export (conversations with a "
+        f'"mapping") is not a format Axiom reads; {shapes}'
+    )
+    assert parse_file(other).issues[0].reason == f"unrecognised transcript format: {shapes}"
 
 
 def test_a_broken_json_file_reports_where_it_breaks(tmp_path: Path) -> None:
@@ -111,7 +129,11 @@ def test_a_mixed_folder_imports_once(db: Database, tmp_path: Path, sample_sessio
     first = import_paths(db, [folder])
     assert first.files == 5
     assert [(Path(i.path).name, i.reason) for i in first.issues] == [
-        ("config.json", "unrecognised transcript format")
+        (
+            "config.json",
+            "unrecognised transcript format: a JSON transcript is an object with"
+            ' "messages", a list of them, or LoCoMo',
+        )
     ]
     assert first.session_ids == [
         "7f3c9a2e-5b1d-4c8e-9a6f-2d4e8b1c0a57",

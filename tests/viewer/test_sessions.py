@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django.contrib.staticfiles import finders
 from django.test import Client
 from django.urls import reverse
 
@@ -280,3 +281,11 @@ def test_login_never_redirects_off_site(client, token):
 
 def test_static_files_need_no_token(client, token):
     assert client.get("/static/axiom/app.css").status_code != 401
+
+
+def test_pages_name_their_icon_so_browsers_do_not_ask_for_a_missing_favicon(client, site):
+    """Without a linked icon every browser asks for /favicon.ico, a 404 in the console of
+    every first page load."""
+    html = client.get(reverse("viewer-dashboard")).content.decode()
+    assert '<link rel="icon" href="/static/axiom/favicon.svg" type="image/svg+xml">' in html
+    assert finders.find("axiom/favicon.svg")  # what runserver serves under /static/

@@ -4,9 +4,9 @@ Two jobs, in this order:
 
 1. **Secrets are masked everywhere**, code included (a key pasted into a code block is still
    a key): vendor API keys and tokens (OpenAI, Anthropic, AWS ids and the secret on their
-   line, GitHub, GitLab, Slack, Google, Stripe, Hugging Face, npm, PyPI, JWTs), ``Bearer``
-   headers, credentials in URLs, passwords / secrets / tokens on the right-hand side of an
-   assignment or in a sentence ("my password is hunter2!!", "secret wJalr…": only a value
+   line, GitHub, GitLab, Slack, Google, Stripe keys and webhook secrets, Hugging Face, npm,
+   PyPI, JWTs), ``Bearer`` headers, credentials in URLs, passwords / secrets / tokens on the
+   right-hand side of an assignment or in a sentence ("my password is hunter2!!", "secret wJalr…": only a value
    that looks like a credential, so "the token is expired" stays), and PEM private-key
    blocks.
    A secret becomes ``[SECRET:<kind>]``; an assignment keeps its left side
@@ -114,6 +114,8 @@ _VENDOR = re.compile(
 _RARE_KINDS = {
     # Stripe secret and restricted keys (publishable ``pk_`` keys are public by design)
     "stripe": ("api_key", r"[sr]k_(?:live|test)_(?<![A-Za-z0-9_\-]........)[A-Za-z0-9]{16,}"),
+    # Stripe webhook signing secrets (what `stripe listen` and the dashboard print)
+    "stripe_webhook": ("secret", r"whsec_(?<![A-Za-z0-9_\-]......)[A-Za-z0-9+/]{24,}"),
     "huggingface": ("api_key", r"hf_(?<![A-Za-z0-9_\-]...)(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{30,}"),
     "npm": ("api_key", r"npm_(?<![A-Za-z0-9_\-]....)[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
     "pypi": ("api_key", r"pypi-(?<![A-Za-z0-9_\-].....)AgE[A-Za-z0-9_\-]{50,}"),
@@ -124,7 +126,7 @@ _RARE_KINDS = {
         r"eyJ(?<![A-Za-z0-9_\-]...)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.?[A-Za-z0-9_\-]*",
     ),
 }
-_RARE_LITERALS = ("k_live_", "k_test_", "hf_", "npm_", "pypi-", "glpat-", "eyJ")
+_RARE_LITERALS = ("k_live_", "k_test_", "whsec_", "hf_", "npm_", "pypi-", "glpat-", "eyJ")
 _RARE = re.compile("|".join(f"(?P<{name}>{rx})" for name, (_, rx) in _RARE_KINDS.items()))
 
 # An AWS secret access key has no prefix: 40 base64 characters. Alone it looks like any
