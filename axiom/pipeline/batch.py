@@ -8,9 +8,10 @@ of the transaction (as long as last time) stay within the write budget
 (`AXIOM_WRITE_BUDGET_MS`, default `WRITE_BUDGET_S`; at least one build), so the lock is
 held about that long, or one build's time when a build takes longer. Connecting,
 committing and the checkpoint on close are paid once per transaction, not once per
-session: they were half the pipeline's time with one build per transaction. Only the
-projectors a later build reads run after each build; the others once per transaction
-(`write_builds`). Readers in the processes that serve pages read a snapshot meanwhile
+session: they were half the pipeline's time with one build per transaction, so a chunk's
+last few builds wait for the next chunk's rather than take a transaction of their own.
+Only the projectors a later build reads run after each build, over the events the
+transaction appended (not read back); the others once per transaction (`write_builds`). Readers in the processes that serve pages read a snapshot meanwhile
 (`axiom.store.snapshots`); the README ("The memory pipeline") has the measurements behind
 the budget.
 """
