@@ -21,6 +21,7 @@ says which checker ran and its version, so the ``idris_checked`` event can recor
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -200,8 +201,10 @@ def _entry_lines(facts: EntryFacts, span_names: list[str], spans: list[SpanFacts
     return lines
 
 
-def _invariant_lines() -> list[str]:
-    """Each invariant as a Bool, and the records whose fields demand each one holds."""
+@functools.cache
+def _invariant_lines() -> tuple[str, ...]:
+    """Each invariant as a Bool, and the records whose fields demand each one holds: the
+    same in every module, so rendered once."""
     lines = [f"-- The invariants (validator {VALIDATOR_VERSION})", ""]
     for invariant in ENTRY_INVARIANTS:
         lines += [f"-- {invariant.code}: {invariant.rule}"]
@@ -222,7 +225,7 @@ def _invariant_lines() -> list[str]:
     lines += ["", "public export", "record Verified where", "  constructor MkVerified"]
     lines += [f"  ok{_capitalized(i.idris_name)} : So {i.idris_name}" for i in ENTRY_INVARIANTS]
     lines += ["  spans : All ValidSpan evidence", ""]
-    return lines
+    return tuple(lines)
 
 
 def _proof_lines(span_names: list[str]) -> list[str]:

@@ -35,6 +35,7 @@ lengths (code points).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -143,9 +144,10 @@ class Invariant:
     holds: Callable[[Any], bool]
     observed: Callable[[Any], str]
 
-    @property
+    @functools.cached_property
     def idris_name(self) -> str:
-        """camelCase of the code, used for the Idris record field."""
+        """camelCase of the code, used for the Idris record field (every module names
+        every invariant several times: worked out once)."""
         head, *rest = self.code.split("_")
         return head + "".join(part.capitalize() for part in rest)
 

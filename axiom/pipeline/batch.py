@@ -8,9 +8,10 @@ of the transaction (as long as last time) stay within the write budget
 (`AXIOM_WRITE_BUDGET_MS`, default `WRITE_BUDGET_S`; at least one build), so the lock is
 held about that long, or one build's time when a build takes longer. Connecting,
 committing and the checkpoint on close are paid once per transaction, not once per
-session: they were half the pipeline's time with one build per transaction. Only the
-projectors a later build reads run after each build; the others once per transaction
-(`write_builds`). Readers in the processes that serve pages read a snapshot meanwhile
+session: they were half the pipeline's time with one build per transaction, so a chunk's
+last few builds wait for the next chunk's rather than take a transaction of their own.
+Only the projectors a later build reads run after each build, over the events the
+transaction appended (not read back); the others once per transaction (`write_builds`). Readers in the processes that serve pages read a snapshot meanwhile
 (`axiom.store.snapshots`); the README ("The memory pipeline") has the measurements behind
 the budget.
 """
@@ -36,7 +37,9 @@ from axiom.pipeline.process import (
 )
 from axiom.settings import Settings
 from axiom.store.db import Database
+from axiom.store.events import appended
 from axiom.store.projection import (
+    Follower,
     has_backlog,
     run_projectors,
     run_projectors_step,
@@ -61,41 +64,71 @@ def ordered_sessions(db: Database, session_ids: Iterable[str]) -> list[str]:
 
 
 def write_builds(
-    db: Database, builds: list[AnalysedBuild], budget_s: float | None = None
+    db: Database,
+    builds: list[AnalysedBuild],
+    budget_s: float | None = None,
+    leave_tail: bool = False,
 ) -> list[ProcessReport]:
     """Write `builds` in order, several per short transaction (see the module docstring);
     `budget_s` defaults to `WRITE_BUDGET_S`. Between two builds only the projectors a build
     reads are advanced (`axiom.projections.read_by_builds`); every projector is, once, when
     the transaction ends: the tables are those of one build per transaction (projectors
-    read only their own tables), for a fraction of the statements."""
+    read only their own tables), for a fraction of the statements.
+
+    With `leave_tail`, builds fewer than the last transaction the budget ended took are
+    left unwritten (the reports cover a prefix of `builds`): the caller writes them with
+    the next chunk's, rather than in a transaction of their own, each costing a commit and
+    a checkpoint whatever its size."""
     budget = WRITE_BUDGET_S if budget_s is None else budget_s
     reports: list[ProcessReport] = []
     ends: list[float] = []  # how long each transaction's final projection took
+    full = 0  # builds the last transaction that filled its budget took
     while len(reports) < len(builds):
         first = len(reports)
+        if leave_tail and len(builds) - first < full:
+            break
 
         def work(conn: duckdb.DuckDBPyConnection, first: int = first) -> list[ProcessReport]:
-            started = time.perf_counter()
-            done: list[ProcessReport] = []
-            longest = 0.0  # the longest build of this transaction so far
-            for build in builds[first:]:
-                began = time.perf_counter()
-                # The projection left for the end: its statements are per transaction, not
-                # per build, so as long as last time (unmeasured yet: a build's time).
-                end = ends[-1] if ends else longest
-                if done and began - started + longest + end > budget:
-                    break
-                if done:  # this build reads what the earlier ones derived
-                    run_projectors(conn, axiom.projections.read_by_builds())
-                done.append(write_build(conn, build, project=False))
-                longest = max(longest, time.perf_counter() - began)
+            with appended() as log:
+                follower = Follower(conn, axiom.projections.read_by_builds(), log)
+                done = _write_within_budget(conn, builds[first:], follower, budget, ends)
+                follower.settle()
             began = time.perf_counter()
             run_projectors(conn, axiom.projections.all_projectors())
             ends.append(time.perf_counter() - began)
             return done
 
-        reports += write_projecting(db, work)
+        done = write_projecting(db, work)
+        reports += done
+        full = len(done) if len(reports) < len(builds) else full
     return reports
+
+
+def _write_within_budget(
+    conn: duckdb.DuckDBPyConnection,
+    builds: list[AnalysedBuild],
+    follower: Follower,
+    budget: float,
+    ends: list[float],
+) -> list[ProcessReport]:
+    """Write `builds` in order while the next one fits the budget (`write_builds`); before
+    each but the first, `follower` advances the tables a build reads over the events of
+    the builds before it."""
+    started = time.perf_counter()
+    done: list[ProcessReport] = []
+    longest = 0.0  # the longest build of this transaction so far
+    for build in builds:
+        began = time.perf_counter()
+        # The projection left for the end: its statements are per transaction, not per
+        # build, so as long as last time (unmeasured yet: a build's time).
+        end = ends[-1] if ends else longest
+        if done and began - started + longest + end > budget:
+            break
+        if done:  # this build reads what the earlier ones derived
+            follower.advance()
+        done.append(write_build(conn, build, project=False))
+        longest = max(longest, time.perf_counter() - began)
+    return done
 
 
 def catch_up(db: Database) -> int:
@@ -128,21 +161,41 @@ def process_many(
     """Run `pipeline` over `session_ids` in this order, chunk by chunk (idempotent), once
     the projectors have caught up (`catch_up`); `budget_s` as in `write_builds`."""
     catch_up(db)
-    reports: list[ProcessReport] = []
+    reports: list[ProcessReport | None] = []  # per session, None while its build waits
+    waiting: list[tuple[int, AnalysedBuild]] = []  # (position, build) analysed, not written
+    told = 0  # sessions reported to `on_session`, in order
     for i in range(0, len(session_ids), ANALYSE_CHUNK):
+        chunk = session_ids[i : i + ANALYSE_CHUNK]
+        if {b.report.session_id for _, b in waiting} & set(chunk):  # its build goes first
+            waiting = _write_waiting(db, reports, waiting, budget_s, leave_tail=False)
         with db.read() as conn:  # one connection for the chunk's ingests
-            chunk = session_ids[i : i + ANALYSE_CHUNK]
             found = pending_ingests(conn, chunk, pipeline)
-        analysed = [
-            f if isinstance(f, ProcessReport) else analyse_ingest(db, f, pipeline) for f in found
-        ]
-        builds = [a for a in analysed if isinstance(a, AnalysedBuild)]
-        written = iter(write_builds(db, builds, budget_s))
-        reports += [a if isinstance(a, ProcessReport) else next(written) for a in analysed]
-        if on_session:
-            for sid in chunk:
-                on_session(sid)
-    return reports
+        for f in found:
+            if not isinstance(f, ProcessReport):
+                waiting.append((len(reports), analyse_ingest(db, f, pipeline)))
+            reports.append(f if isinstance(f, ProcessReport) else None)
+        more = i + ANALYSE_CHUNK < len(session_ids)
+        waiting = _write_waiting(db, reports, waiting, budget_s, leave_tail=more)
+        while on_session and told < len(reports) and reports[told] is not None:
+            on_session(session_ids[told])
+            told += 1
+    return [r for r in reports if r is not None]
+
+
+def _write_waiting(
+    db: Database,
+    reports: list[ProcessReport | None],
+    waiting: list[tuple[int, AnalysedBuild]],
+    budget_s: float | None,
+    leave_tail: bool,
+) -> list[tuple[int, AnalysedBuild]]:
+    """Write the `waiting` builds (`write_builds`) and put each report in its place;
+    return those left waiting (with `leave_tail`: a tail for the next chunk's
+    transactions)."""
+    written = write_builds(db, [b for _, b in waiting], budget_s, leave_tail)
+    for (n, _), report in zip(waiting, written, strict=False):
+        reports[n] = report
+    return waiting[len(written) :]
 
 
 def process_sessions(

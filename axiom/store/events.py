@@ -15,14 +15,18 @@ later of the wall clock and the newest stored `ts`). Event ids are `ev_` + the z
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import duckdb
+
+from axiom.store.columns import insert_columns
 
 
 def canonical_json(payload: Any) -> str:
@@ -123,6 +127,26 @@ def _new_stored(event: NewEvent, seq: int, ts: datetime | None) -> tuple[StoredE
     return stored, payload_text
 
 
+# The events appended in the current context, when a caller collects them (`appended`).
+_APPENDED: contextvars.ContextVar[list[StoredEvent] | None] = contextvars.ContextVar(
+    "axiom_appended_events", default=None
+)
+
+
+@contextmanager
+def appended() -> Iterator[list[StoredEvent]]:
+    """A list that collects, in order, every event stored by `append_many` inside (the
+    created ones: the rows a read of `events` would find added). A writer that keeps
+    derived tables current between its own appends applies them from here instead of
+    reading them back (`axiom.store.projection.Follower`)."""
+    log: list[StoredEvent] = []
+    token = _APPENDED.set(log)
+    try:
+        yield log
+    finally:
+        _APPENDED.reset(token)
+
+
 def _next_ts(newest: datetime | None) -> datetime:
     """The `ts` of events appended now: the wall clock, never before the newest stored."""
     now = datetime.now(UTC).replace(tzinfo=None)
@@ -163,6 +187,9 @@ class EventStore:
                 found[event.dedupe_key] = stored
             out.append(AppendResult(stored, created=True))
         self._insert(rows)
+        log = _APPENDED.get()
+        if log is not None:
+            log.extend(stored for stored, _ in rows)
         return out
 
     def _by_dedupe_keys(self, keys: Sequence[str]) -> dict[str, StoredEvent]:
@@ -193,22 +220,24 @@ class EventStore:
         return sorted(r[0] for r in rows), _next_ts(rows[0][1])
 
     def _insert(self, rows: Sequence[tuple[StoredEvent, str]]) -> None:
-        """One multi-row insert per table (rows: the event and its payload text)."""
-        if not rows:
-            return
-        marks = ", ".join("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in rows)
-        params: list[Any] = []
-        for e, text in rows:
-            params += [e.event_id, e.seq, e.ts, e.event_type, e.actor, e.session_id]
-            params += [text, e.checksum, e.build_id, e.dedupe_key]
-        self.conn.execute(f"INSERT INTO events ({_COLUMNS}) VALUES {marks}", params)
-        keyed = [e for e, _ in rows if e.dedupe_key is not None]
-        if keyed:
-            self.conn.execute(
-                "INSERT INTO event_dedup (dedupe_key, event_id, ts, event_type) VALUES "
-                + ", ".join("(?, ?, ?, ?)" for _ in keyed),
-                [v for e in keyed for v in (e.dedupe_key, e.event_id, e.ts, e.event_type)],
-            )
+        """One insert per table, one list per column (`axiom.store.columns`; rows: the event
+        and its payload text)."""
+        insert_columns(
+            self.conn,
+            "events",
+            _COLUMNS,
+            [
+                (e.event_id, e.seq, e.ts, e.event_type, e.actor, e.session_id)
+                + (text, e.checksum, e.build_id, e.dedupe_key)
+                for e, text in rows
+            ],
+        )
+        keyed = [
+            (e.dedupe_key, e.event_id, e.ts, e.event_type)
+            for e, _ in rows
+            if e.dedupe_key is not None
+        ]
+        insert_columns(self.conn, "event_dedup", "dedupe_key, event_id, ts, event_type", keyed)
 
     def count_dedupe_prefix(self, prefix: str) -> int:
         """How many stored dedupe keys start with `prefix` (numbering repeated attempts)."""

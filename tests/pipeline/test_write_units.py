@@ -124,3 +124,53 @@ def test_a_backlog_is_caught_up_in_bounded_transactions_with_the_same_tables(
     assert pending > 3
     monkeypatch.setattr(batch, "CATCH_UP_EVENTS", 150)
     assert catch_up(_ingested(tmp_path / "small.duckdb")) == 0  # left to the first build
+
+
+class _Clock:
+    """A `perf_counter` that moves one second per call: every build "takes" a second."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def test_a_chunk_s_unfilled_tail_goes_with_the_next_chunk_s_builds(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    snapshot: Callable[[Database], Snapshot],
+) -> None:
+    # Under this clock a 6 s budget takes two builds per transaction. Chunks of three: the
+    # first transaction takes s1, s2; s3 alone would be a transaction of its own (a commit
+    # and a checkpoint), so it waits and goes with s4.
+    one_each = _run(tmp_path / "one.duckdb", tmp_path, 0, monkeypatch)
+    db = _ingested(tmp_path / "tail.duckdb")
+    monkeypatch.setattr(batch, "ANALYSE_CHUNK", 3)
+    monkeypatch.setattr(batch, "time", _Clock())
+    told: list[str] = []
+    pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=tmp_path)
+    before = snapshots.sequence(db.generation())
+    reports = process_many(db, list(SCRIPT), pipeline, told.append, budget_s=6.0)
+    assert snapshots.sequence(db.generation()) - before == 2  # three without the carry
+    assert [r.session_id for r in reports] == told == list(SCRIPT)
+    assert [r.status for r in reports] == ["success"] * len(SCRIPT)
+    assert _timeless(snapshot(db)) == _timeless(snapshot(one_each))
+
+
+def test_a_session_repeated_in_a_later_chunk_is_written_before_it_is_looked_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = _ingested(tmp_path / "repeat.duckdb")
+    monkeypatch.setattr(batch, "ANALYSE_CHUNK", 3)
+    monkeypatch.setattr(batch, "time", _Clock())
+    pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=tmp_path)
+    reports = process_many(db, ["s1", "s2", "s3", "s3", "s4"], pipeline, budget_s=6.0)
+    assert [(r.session_id, r.skipped) for r in reports] == [
+        ("s1", False),
+        ("s2", False),
+        ("s3", False),
+        ("s3", True),  # its build was written (the tail) before the chunk was looked up
+        ("s4", False),
+    ]

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from axiom.store.db import Database
-from axiom.store.events import EventStore, NewEvent, canonical_json
+from axiom.store.events import EventStore, NewEvent, appended, canonical_json
 
 
 def test_it_appends_an_event_with_a_checksum_over_canonical_json(db: Database) -> None:
@@ -80,3 +80,18 @@ def test_about_finds_events_by_a_payload_field_in_order(db: Database) -> None:
             store.append(NewEvent(kind, {"ref": ref, "i": i}))
         found = store.about("ref", "x", ["a", "b"])
     assert [(e.event_type, e.payload["i"]) for e in found] == [("a", 0), ("b", 1), ("a", 4)]
+
+
+def test_appended_collects_what_a_read_after_the_appends_returns(db: Database) -> None:
+    with db.write() as conn:
+        store = EventStore(conn)
+        before = store.append(NewEvent("x", {"n": 0}, dedupe_key="k0")).event
+        with appended() as log:
+            store.append(NewEvent("x", {"n": 1}, dedupe_key="k0"))  # a repeat: nothing stored
+            store.append_many(
+                [NewEvent("y", {"n": 2, "t": "가"}), NewEvent("x", {"n": 3}, dedupe_key="k3")]
+            )
+            store.append_many([NewEvent("x", {"n": 4}, dedupe_key="k3")])  # a repeat again
+        store.append(NewEvent("z", {"n": 5}))  # after the block: not collected
+        assert log == store.fetch_since(before.ts, before.event_id)[:2]
+        assert [e.payload["n"] for e in log] == [2, 3]
