@@ -26,7 +26,7 @@ before.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from axiom.retrieval.lists import CITED_BOOST
 from axiom.retrieval.query import MODE_VIEWS
@@ -51,12 +51,18 @@ def linear_score(item: Scored, view_names: Sequence[str]) -> float:
     return views + cues + CITED_WEIGHT * n.cited / CITED_BOOST
 
 
-def blend_cues(scored: list[Scored], view_names: Sequence[str]) -> None:
-    """Score every candidate by its linear score scaled over the pool x stage x status x
+def blend_cues(
+    scored: list[Scored], view_names: Sequence[str], extra: Mapping[str, float] | None = None
+) -> None:
+    """Score every candidate by its linear score (plus `extra` by document id: the
+    feedback query's, `axiom.retrieval.feedback`) scaled over the pool x stage x status x
     recency, and re-sort `scored` (in place)."""
     if not scored:
         return
-    values = [linear_score(item, view_names) for item in scored]
+    more = extra or {}
+    for item in scored:
+        item.numbers.feedback = more.get(item.doc.id, 0.0)
+    values = [linear_score(item, view_names) + item.numbers.feedback for item in scored]
     lo, hi = min(values), max(values)
     for item, value in zip(scored, values, strict=True):
         n = item.numbers

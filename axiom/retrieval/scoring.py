@@ -122,6 +122,7 @@ class Numbers:
     time: float = 1.0  # the question asks when and the candidate says when
     cited: float = 0.0  # `axiom.retrieval.lists`: added by entries citing it (list questions)
     blended: float | None = None  # `axiom.retrieval.cue_blend`: its linear score (hybrid)
+    feedback: float = 0.0  # `axiom.retrieval.feedback`: the feedback query's part of it
 
 
 @dataclass
@@ -276,6 +277,7 @@ def breakdown(item: Scored, view_names: Sequence[str]) -> dict[str, Any]:
         "time_boost": n.time,
         "cited_lift": round_or_none(n.cited),
         "cue_blend": round_or_none(n.blended),
+        "feedback": round_or_none(n.feedback),
         "final": round_or_none(n.final),
     }
 

@@ -58,6 +58,10 @@ One query runs through five steps; every hit carries the numbers of each (its *b
      says when (a *when* question) + 16 x the citing entry's score (a list question),
      min-max scaled over the pool, x stage weight x status penalty x recency. `fts`,
      `vector` and RRF rank by the factors above.
+   * feedback (`axiom.retrieval.feedback`), the hybrid z-score ranking only: the top 5
+     candidates' rare words the question lacks (20 at most) go to BM25 once more with
+     the question's terms, and each candidate's linear score gains the blend's lexical
+     view weights x that query's z-scores; then the blend re-scales and re-sorts.
 
    Stage and status are DuckDB's `entries` as of the search (the copy in LanceDB would
    be stale after a promotion): on an unchanged store from the in-memory `RankFacts` of
@@ -93,9 +97,10 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    `python -m axiom cite ID` and `GET /api/v1/citations/{id}`.
 
 Latency: bench/bench_search.py, figures in the README ("Measured: speed"). Quality (`python -m
-axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.75,
-MRR 0.63 with the cue blend (0.72/0.61 with the factors; 0.69/0.54 without the subject and
-time cues); README, "Measured: retrieval quality".
+axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.76,
+MRR 0.67 with the cue blend and the feedback query (0.75/0.63 without the feedback;
+0.72/0.61 with the factors; 0.69/0.54 without the subject and time cues); README,
+"Measured: retrieval quality".
 
 The code, one module per step: `query` (what may be asked, errors), `candidates` (step 1,
 LanceDB), `embedding` (the query embedder and its cache), `fusion` (step 2), `scoring`
@@ -133,8 +138,9 @@ from axiom.retrieval.candidates import (
     elapsed_ms,
     lexical_views,
 )
-from axiom.retrieval.cue_blend import blend_cues, blends
+from axiom.retrieval.cue_blend import VIEW_WEIGHTS, blend_cues, blends
 from axiom.retrieval.embedding import EmbedderFactory, QueryEmbedder
+from axiom.retrieval.feedback import AskAgain, feedback_lift
 from axiom.retrieval.fusion import FusedHit, fuse
 from axiom.retrieval.lists import candidate_kinds, lift_cited_turns
 from axiom.retrieval.query import (
@@ -277,12 +283,19 @@ class SearchService:
         # (behind a writer at the turnstile) while the release of another search's read
         # waits in the pool's queue behind it - a deadlock seen in bench/soak.py with a
         # hook and a page searching while the importer wrote.
+        ask_again = self._ask_again(table, kinds, timings)
         with ExitStack() as read_scope:
             connect = lambda: read_scope.enter_context(self.db.read())  # noqa: E731
             facts = self.rank_facts.current(self.db.generation())
             read = CachedRead(self.reads, self.db, connect, facts)
             hits, stale = self._rank(
-                read, fused, found, (text, set(query_terms)), (k, kinds), (view_names, fusion), now
+                read,
+                fused,
+                found,
+                (text, set(query_terms)),
+                (k, kinds),
+                (view_names, fusion, ask_again),
+                now,
             )
         timings["rerank"] = elapsed_ms(t0)
         unindexed = self.backlog.count()
@@ -342,7 +355,7 @@ class SearchService:
         found: _Candidates,
         query: tuple[str, set[str]],
         wanted: tuple[int, tuple[str, ...]],
-        fused_by: tuple[Sequence[str], str],
+        fused_by: tuple[Sequence[str], str, AskAgain],
         now: datetime,
     ) -> tuple[list[SearchHit], int]:
         """Steps 3-5 over one DuckDB read (or the cache): rerank (with the question's cues:
@@ -362,14 +375,29 @@ class SearchService:
         scored = lift_cited_turns(scored, read.details, text, kinds)
         if not scored:
             return [], stale
-        view_names, fusion = fused_by
+        view_names, fusion, ask_again = fused_by
         if blends(view_names, fusion):
             blend_cues(scored, view_names)
+            extra = feedback_lift(scored, query_terms, ask_again, VIEW_WEIGHTS)
+            if extra is not None:
+                blend_cues(scored, view_names, extra)
         read.details(detail_pool(scored, query_terms, found.embedder_name, k))
         top = finish(scored, query_terms, found.embedder_name, self.analyzer, k, view_names)
         read.citations(top)
         read.conflicts(top)
         return [item.hit for item in top], stale
+
+    def _ask_again(
+        self, table: Table, kinds: tuple[str, ...], timings: dict[str, float]
+    ) -> AskAgain:
+        """The feedback query (`axiom.retrieval.feedback`): BM25 for `terms`, split into
+        the two lexical views like step 1's; its time goes to `timings["feedback"]`."""
+
+        def ask(terms: list[str]) -> dict[str, View]:
+            rows, timings["feedback"] = self.candidates.lexical_rows(table, terms, kinds)
+            return lexical_views(rows, kinds, {}, self.per_source)
+
+        return ask
 
 
 class _Inline(Executor):

@@ -37,11 +37,13 @@ def test_only_the_hybrid_z_score_ranking_blends() -> None:
 
 
 def _linear(breakdown: dict) -> float:
-    """The linear score from a hit's breakdown (see `axiom.retrieval.cue_blend`)."""
+    """The linear score from a hit's breakdown (see `axiom.retrieval.cue_blend`), with
+    the feedback query's part (`axiom.retrieval.feedback`)."""
     views = sum(VIEW_WEIGHTS[n] * v["normalized"] for n, v in breakdown["views"].items())
     subject = SUBJECT_WEIGHT * (breakdown["subject_boost"] > 1)
     when = TIME_WEIGHT * (breakdown["time_boost"] > 1)
-    return views + subject + when + CITED_WEIGHT * breakdown["cited_lift"] / CITED_BOOST
+    cited = CITED_WEIGHT * breakdown["cited_lift"] / CITED_BOOST
+    return views + subject + when + cited + breakdown["feedback"]
 
 
 @pytest.mark.parametrize(
