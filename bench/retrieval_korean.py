@@ -11,7 +11,9 @@ distractors, as a real memory mixes languages. For each method: recall@1/5 and M
 
 Methods: bm25 (axiom's analyzer: Porter for Latin words, 2-3 character n-grams for
 Hangul/CJK), each embedder alone (cosine, exact), and the z-score blend of bm25 and the
-embedder that search uses (`axiom.retrieval.fusion.blend`).
+embedder that search uses (`axiom.retrieval.fusion.blend`). For torch e5 also "in
+context": each turn's vector pooled from its pass with the turn before it in the file, as
+the outbox writer stores a message's own vector (README, "Session 15 levers").
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from protocol import locomo_dev  # noqa: E402 - bench/protocol.py, beside this script
 
 from axiom.evaluation.locomo import load_conversations, turn_text  # noqa: E402
+from axiom.outbox.documents import embedding_text_for_context  # noqa: E402
 from axiom.retrieval.fusion import blend  # noqa: E402
 from axiom.retrieval.metrics import evaluate  # noqa: E402
 from axiom.vectors.embedder import load_embedder  # noqa: E402
@@ -94,6 +97,19 @@ def main(argv: list[str] | None = None) -> int:
             for lex, den in zip(lexical, dense, strict=True)
         ]
         rows.append(report(f"bm25+{name} (z)", fused, questions))
+        if getattr(embedder, "in_context", False):
+            contexts = [
+                embedding_text_for_context(texts[i - 1] if i else None, t)
+                for i, t in enumerate(texts)
+            ]
+            pooled = embedder.embed_in_context(contexts, texts)[1]  # type: ignore[attr-defined]
+            dense = [top(pooled @ qv, ids) for qv in queries]
+            rows.append(report(f"{name} in context", dense, questions))
+            fused = [
+                [(h.id, h.score) for h in blend([lex, den], norm="zscore")]
+                for lex, den in zip(lexical, dense, strict=True)
+            ]
+            rows.append(report(f"bm25+{name} in ctx", fused, questions))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

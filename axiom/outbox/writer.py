@@ -47,7 +47,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 
@@ -58,11 +58,12 @@ from axiom.outbox.documents import (
     document_text_for_entry,
     document_text_for_message,
     document_text_for_task,
+    embedding_text_for_context,
 )
 from axiom.store.db import Database
 from axiom.tasks.queries import tasks_to_embed
 from axiom.vectors.config import context_rows_enabled, embedding_version_of
-from axiom.vectors.embedder import Embedder
+from axiom.vectors.embedder import Embedder, InContextEmbedder
 from axiom.vectors.lance_store import (
     LanceStore,
     LanceStoreError,
@@ -315,7 +316,8 @@ class OutboxWriter:
             timing.embedded = _embed_rows(self.embedder, rows)
             timing.embed_s = time.perf_counter() - t0
             t0 = time.perf_counter()
-            upserted = self.store.upsert(rows) if rows else 0
+            stored = [r for r in rows if not r.get("embed_only")]
+            upserted = self.store.upsert(stored) if stored else 0
             if missing:
                 self.store.delete_ids([i for job in missing for i in _row_ids(job, True)])
             timing.upsert_s = time.perf_counter() - t0
@@ -395,7 +397,11 @@ class OutboxWriter:
                 rows.extend(loader(conn, group))
         found = {r["job_id"] for r in rows}
         if not self.context_rows:
-            rows = [r for r in rows if r["kind"] != "context"]
+            # not stored; an in-context embedder still pools the message's own vector from
+            # the context pass, so a message's vector means the same with the setting off
+            keep = getattr(self.embedder, "in_context", False)
+            rows = [{**r, "embed_only": True} if r["kind"] == "context" else r for r in rows]
+            rows = [r for r in rows if keep or not r.get("embed_only")]
         return rows, [j for j in jobs if j.job_id not in found]
 
     # -- index upkeep ----------------------------------------------------------------------
@@ -574,17 +580,59 @@ def _finish(conn: Any, job_ids: Sequence[str], status: str, error: str | None) -
 
 def _embed_rows(embedder: Embedder, rows: list[dict[str, Any]]) -> int:
     """Set each row's vector; a text that occurs twice in the batch (a session's first
-    message and its context row) is embedded once. Returns how many texts were embedded."""
-    unique = list(dict.fromkeys(r["text"] for r in rows))
+    message and its context row) is embedded once. Returns how many texts were embedded.
+
+    With an embedder that pools a text's tail from the text's pass (`in_context`: torch
+    e5), a message with its context row is one pass instead of two: the context text with
+    the previous turn shortened (the row's `embed_text`) gives the context row's vector,
+    and the message's own text at its end, its token states pooled, the message row's
+    (README, "Session 15 levers")."""
+    in_context = getattr(embedder, "in_context", False)
+    pairs = _message_pairs(rows) if in_context else []
+    tails = {id(own) for own, _ in pairs}
+
+    def text(row: dict[str, Any]) -> str:
+        return str(row.get("embed_text") or row["text"]) if in_context else row["text"]
+
+    unique = list(dict.fromkeys(text(r) for r in rows if id(r) not in tails))
     if not unique:
         return 0
-    vectors = embedder.embed(unique, kind="document")
-    if len(vectors) != len(unique):
+    tail_of = {text(ctx): own["text"] for own, ctx in pairs}
+    if tail_of:
+        in_context_embedder = cast(InContextEmbedder, embedder)
+        vectors, tail_vectors = in_context_embedder.embed_in_context(
+            unique, [tail_of.get(t) for t in unique]
+        )
+    else:
+        vectors = tail_vectors = embedder.embed(unique, kind="document")
+    if len(vectors) != len(unique) or len(tail_vectors) != len(unique):
         raise RuntimeError(f"embedder returned {len(vectors)} vectors for {len(unique)}")
     by_text = dict(zip(unique, vectors, strict=True))
+    tail_by_text = dict(zip(unique, tail_vectors, strict=True))
     for row in rows:
-        row["vector"] = by_text[row["text"]]
+        if id(row) not in tails:
+            row["vector"] = by_text[text(row)]
+    for own, ctx in pairs:
+        own["vector"] = tail_by_text[text(ctx)]
     return len(unique)
+
+
+def _message_pairs(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(message row, its context row) for each message whose context row is in `rows`
+    and ends with the message's own text. Two messages with the same context text (the
+    same two turns twice) share its pass when their own texts are the same too; otherwise
+    the second's own text is embedded alone (it cannot be both tails of one pass)."""
+    own = {r["job_id"]: r for r in rows if r["kind"] == "message"}
+    pairs = []
+    tail_of: dict[str, str] = {}  # context text -> the own text pooled from its pass
+    for ctx in rows:
+        message = own.get(ctx["job_id"]) if ctx["kind"] == "context" else None
+        key = str(ctx.get("embed_text") or ctx["text"])
+        if message is None or not key.endswith(message["text"]):
+            continue
+        if tail_of.setdefault(key, message["text"]) == message["text"]:
+            pairs.append((message, ctx))
+    return pairs
 
 
 # --- loaders: current item state → LanceDB row (without the vector) -------------------------
@@ -644,6 +692,7 @@ def _load_messages(conn: Any, jobs: Sequence[Job]) -> list[dict[str, Any]]:
             "id": context_row_id(session_id, index),
             "kind": "context",
             "text": document_text_for_context(previous, own),
+            "embed_text": embedding_text_for_context(previous, own),
         }
         rows += [row, context]
     return rows

