@@ -793,13 +793,7 @@ class _BuildWriter:
         for d in decisions:
             if d.to_stage is None:
                 continue
-            payload = {
-                "entry_id": eid,
-                "from": str(d.from_stage),
-                "to": str(d.to_stage),
-                "reason": d.reason,
-                "policy_version": self.pipeline.policy.version,
-            }
+            payload = d.event_payload(self.pipeline.policy.version)
             if d.promoted:
                 self.append(ENTRY_PROMOTED, payload, f"{eid}:{d.to_stage}")
             else:
