@@ -17,6 +17,11 @@ mentions the replaced value and shares a topic word with the new one: "use A for
 billing store" and "switched the billing store from A to B". The same subject with the same
 value (a restatement) never conflicts: it corroborates.
 
+Within one session (`within_session`) a later statement that contradicts an earlier one
+either says it changed (`states_change`: "now", "changed to", "switched", "no longer", "이제",
+"바뀌었"), and then it supersedes the earlier one (kept as history), or it does not, and the
+two are a conflict like any other.
+
 `divergence` is seed 003's weaker signal (same topic words, little shared content): it
 only suggests a possible conflict to a reader and never marks anything contested.
 """
@@ -175,6 +180,15 @@ _REPLACEMENTS = (
     ),
     re.compile(r"(?P<old>[^\s,.;:!?()]+?)\s*대신(?:에)?\s"),
     re.compile(r"더\s*이상\s*(?P<old>[^\s,.;:!?()]+?)(?:을|를|은|는|이|가)?\s"),
+)
+# A later statement in the same session that says its value changed. "now" alone, not
+# "right now" / "for now" / "just now" / "until now" (a moment, not a change).
+_STATES_CHANGE = re.compile(
+    r"(?<!right )(?<!for )(?<!just )(?<!until )(?<!till )\bnow\b"
+    r"|\b(?:chang|switch|mov|migrat)(?:e|ed|es|ing)?\s+(?:\S+\s+){0,3}?(?:to|from)\b"
+    r"|\bswitched\b|\bno\s+longer\b|\bfrom\s+now\s+on\b"
+    r"|이제|바뀌|바꿨|변경",
+    re.I,
 )
 _NEGATION = re.compile(
     r"\b(?:no\s+longer|not|never|don't|doesn't|isn't|aren't|won't|stopped|dropped)\b"
@@ -381,6 +395,18 @@ def restates(new: Fact, old: Fact) -> bool:
         and new.negated == old.negated
         and contradiction(new, old) is None
     )
+
+
+def states_change(fact: Fact) -> bool:
+    """The fact says its value changed ("The DB port is now 6543", "switched to NATS")."""
+    return bool(_STATES_CHANGE.search(normalize(fact.title)))
+
+
+def within_session(later: Fact, earlier: Fact) -> Contradiction | None:
+    """How `later` contradicts `earlier`, said before it in the same session, or None."""
+    if later.entry_id == earlier.entry_id:
+        return None
+    return contradiction(later, earlier)
 
 
 def contradictions(new: Fact, believed: list[Fact]) -> list[Contradiction]:
