@@ -3,7 +3,7 @@
 Pure module, no I/O. A new fact or decision (`Fact`) is compared with the believed facts
 of the same type from other sessions. Two facts are about the same subject when their
 canonical keys are equal or their subjects, normalized, are identical or nearly so
-(`SUBJECT_SIMILARITY`). Then they conflict when
+(`SUBJECT_SIMILARITY`, and the same numbers: "web1 port" is not "web2 port"). Then they conflict when
 
 - both carry a value and the values differ (``changed_value``),
 - one is negated and the other not, and both make the same claim (``negation``: "no
@@ -44,6 +44,7 @@ SAME_CLAIM_OVERLAP = 0.5  # Jaccard of two claims that negate each other
 _HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3
 
 _SPACES = re.compile(r"\s+")
+_DIGITS = re.compile(r"\d+")
 _WORD = re.compile(r"[^\W_]+(?:[.\-][^\W_]+)*")
 # Function words, not what a statement is about. The one English list for judging "the
 # same topic" by shared words: the extraction eval (`axiom.evaluation.extraction`) uses it.
@@ -294,7 +295,9 @@ def same_subject(a: Fact, b: Fact) -> bool:
     sa, sb = normalize(a.subject), normalize(b.subject)
     if not sa or not sb:
         return False
-    return sa == sb or _similar(sa, sb)
+    # Near-identical names that number different things ("web1 port" / "web2 port", "Q3
+    # budget" / "Q4 budget") are different subjects.
+    return sa == sb or (_DIGITS.findall(sa) == _DIGITS.findall(sb) and _similar(sa, sb))
 
 
 @functools.lru_cache(maxsize=1 << 16)  # asked for every pair of believed facts, per build

@@ -82,3 +82,13 @@ def test_restating_the_same_value_in_one_session_changes_nothing(
     assert {status for _, status in _entries(db).values()} == {"active"}
     with db.read() as conn:
         assert list_conflicts(conn, "all") == []
+
+
+def test_a_session_listing_numbered_things_contradicts_nothing(
+    db: Database, tmp_path: Path
+) -> None:
+    said = ("The service12 port is 8012.", "The service13 port is 8013.")
+    _said(db, tmp_path, *said, "The service14 port is now 8014.")
+    assert {status for _, status in _entries(db).values()} == {"active"}
+    with db.read() as conn:
+        assert list_conflicts(conn, "all") == []
