@@ -200,5 +200,6 @@ def test_forget_deletes_the_validator_modules_of_the_forgotten_entries(
 
     done = run_cli(data_dir, "forget", "--session", "gone", "--yes", "--json")
     assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["validator_modules_removed"] == 2  # the .idr and the .ttc
     assert _modules(data_dir) == {kept_module}
     assert _hits(data_dir / "idris", "gone") == []
