@@ -736,7 +736,7 @@ class _BuildWriter:
         self._position[eid] = max((q.message_index for q in entry.evidence), default=-1)
         self._detect_conflicts(fact)
         if self._open_conflicts(eid) or eid in self._superseded:
-            return  # contested entries are not promoted while the conflict is open
+            return  # not promoted: contested (until resolved) or superseded in the session
         with timer.stage("promote", accumulate=True):
             self._promote(outcome.candidates[eid], canonical_key, check)
 
