@@ -23,6 +23,11 @@ class AxiomConfig:
         return self.data_dir / "lancedb"
 
     @property
+    def idris_dir(self) -> Path:
+        """The validator's modules, one per entry (`axiom.graduation.idris`)."""
+        return self.data_dir / "idris"
+
+    @property
     def spool_dir(self) -> Path:
         """Hook payloads waiting for the next `up`, `import` or `process` (`axiom.agent`)."""
         return self.data_dir / "spool"

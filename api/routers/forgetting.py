@@ -63,6 +63,7 @@ class ForgetOut(Schema):
     log_lines_removed: int
     spool_payloads_removed: int
     uploads_removed: int
+    validator_modules_removed: int
     database_bytes: int
     lost_tasks: list[LostTaskOut]
 

@@ -3,6 +3,9 @@
 A block of at most `budget` tokens (AXIOM_INJECT_BUDGET, default 600; tokens estimated as
 `ceil(chars / 4)` like `axiom.retrieval.disclosure`). Each line is one memory: its title,
 stage, date, `mem:` citation, and a CONTESTED flag when the pipeline found a contradiction.
+The date is when the memory was said (its latest quoted message, `entries.said_at`; a
+search hit's time is its session's start), else when Axiom recorded it: an imported
+history is not all "today".
 
 Two ways to find them:
 
@@ -166,6 +169,14 @@ def _as_memories(
 ) -> list[Memory]:
     cites = first_citations(conn, [e.entry_id for e in entries])
     return [
-        Memory(e.entry_id, e.title, e.stage, e.status, e.created_ts, cites.get(e.entry_id), lvl)
+        Memory(
+            e.entry_id,
+            e.title,
+            e.stage,
+            e.status,
+            e.said_at or e.created_ts,
+            cites.get(e.entry_id),
+            lvl,
+        )
         for e, lvl in zip(entries, levels, strict=True)
     ]

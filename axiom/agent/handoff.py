@@ -63,6 +63,11 @@ class Handoff:
     context: str = ""  # the service's context block
     wants_local_context: bool = False  # service down, context event, a store to read
     refused: str = ""  # why the service refused the payload (not spooled)
+    malformed: str = ""  # why stdin is no hook payload (not sent, not spooled)
+
+
+class MalformedPayload(ValueError):
+    """The hook's stdin is not a JSON object: nothing to hand over."""
 
 
 class ServiceRefused(Exception):
@@ -121,16 +126,26 @@ def _detail(error: urllib.error.HTTPError) -> str:
 
 
 def parse_payload(stdin_text: str) -> dict[str, Any]:
-    try:
-        payload = json.loads(stdin_text) if stdin_text.strip() else {}
-    except ValueError:
+    """Claude Code's hook JSON (empty stdin: an empty payload); `MalformedPayload` when
+    it is not a JSON object, so the hook refuses it instead of handing over nothing."""
+    if not stdin_text.strip():
         return {}
-    return payload if isinstance(payload, dict) else {}
+    try:
+        payload = json.loads(stdin_text)
+    except ValueError as exc:
+        raise MalformedPayload(f"stdin is not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise MalformedPayload(f"stdin is not a JSON object (a {type(payload).__name__})")
+    return payload
 
 
 def hand_over(name: str, stdin_text: str, settings: Settings) -> Handoff:
-    """POST the payload, else spool it; never raises for a bad payload or a down service."""
-    payload = parse_payload(stdin_text)
+    """POST the payload, else spool it; never raises for a bad payload or a down service
+    (a malformed one is only marked: `Handoff.malformed`)."""
+    try:
+        payload = parse_payload(stdin_text)
+    except MalformedPayload as exc:
+        return Handoff(EVENTS.get(name, name), malformed=str(exc))
     event = str(payload.get("hook_event_name") or EVENTS.get(name, name))
     handoff = Handoff(event, payload)
     try:

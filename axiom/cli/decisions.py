@@ -1,6 +1,7 @@
 """``python -m axiom decisions [--json]`` and ``python -m axiom decisions record ACTION
---evidence ENTRY_ID [...] [--supersedes DECISION_ID] [--who NAME]``: the decision ledger.
-A refused decision prints the reason on stderr and exits 1."""
+--evidence ENTRY_ID [...] [--supersedes DECISION_ID] [--who NAME] [--json]``: the decision
+ledger. A recorded decision prints one line (its JSON with ``--json``); a refused one prints
+the reason on stderr and exits 1."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import getpass
 import json
 import sys
 
-from axiom.decisions.ledger import DecisionRefused, list_decisions, record_decision
+from axiom.decisions.ledger import DecisionRefused, DecisionRow, list_decisions, record_decision
 from axiom.store.migrate import open_database
 
 __all__ = ["register"]
@@ -22,11 +23,15 @@ def cmd_decisions(args: argparse.Namespace) -> int:
         print(json.dumps([d.to_json() for d in found], indent=2, ensure_ascii=False))
         return 0
     for d in found:
-        cited = ", ".join(f"{e} ({s})" for e, s in d.evidence)
-        replaced = f" supersedes {d.supersedes}" if d.supersedes else ""
-        print(f"{d.decision_id} {d.ts:%Y-%m-%d %H:%M} {d.action}{replaced} [evidence: {cited}]")
+        print(_line(d))
     print(f"{len(found)} decision(s)")
     return 0
+
+
+def _line(d: DecisionRow) -> str:
+    cited = ", ".join(f"{e} ({s})" for e, s in d.evidence)
+    replaced = f" supersedes {d.supersedes}" if d.supersedes else ""
+    return f"{d.decision_id} {d.ts:%Y-%m-%d %H:%M} {d.action}{replaced} [evidence: {cited}]"
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -43,7 +48,10 @@ def cmd_record(args: argparse.Namespace) -> int:
     except DecisionRefused as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps(row.to_json(), indent=2, ensure_ascii=False))
+    if args.json or args.record_json:
+        print(json.dumps(row.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(f"recorded {_line(row)}")
     return 0
 
 
@@ -57,4 +65,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     rec.add_argument("--evidence", nargs="+", required=True, help="entry ids (verified or better)")
     rec.add_argument("--supersedes", help="the decision this one replaces")
     rec.add_argument("--who", default="")
+    # Its own dest: a subparser's default would overwrite `decisions --json record ...`.
+    rec.add_argument("--json", action="store_true", dest="record_json", help="print JSON")
     rec.set_defaults(func=cmd_record)

@@ -81,7 +81,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
             f"forgot {summary} ({report.redaction_id}): {report.events_redacted} event(s)"
             f" redacted, {report.vector_rows_deleted} vector row(s) deleted,"
             f" {report.log_lines_removed} log line(s), {report.spool_payloads_removed} spooled"
-            f" payload(s) and {report.uploads_removed} kept upload(s) removed; database rewritten"
+            f" payload(s), {report.uploads_removed} kept upload(s) and"
+            f" {report.validator_modules_removed} validator module file(s) removed;"
+            " database rewritten"
         )
         print(TOMBSTONE_NOTE)
     return 0

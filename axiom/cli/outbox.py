@@ -12,6 +12,7 @@ from axiom.outbox.service import configured_writer, outbox_status
 from axiom.outbox.writer import RECONCILE_STEPS, DrainReport
 from axiom.projections import project_all
 from axiom.store.migrate import open_database
+from axiom.vectors.config import vectors_enabled
 
 
 def cmd_drain(args: argparse.Namespace) -> int:
@@ -38,11 +39,21 @@ def cmd_drain(args: argparse.Namespace) -> int:
         print(
             f"{report.done} done, {report.failed} failed ({report.missing} item(s) gone),"
             f" {report.remaining} pending; {report.rows_upserted} row(s) written in"
-            f" {report.seconds:.1f}s ({report.texts_per_second:.0f} texts/s embedding)"
+            f" {report.seconds:.1f}s ({_rate(report)})"
         )
     if report.error:
         print(f"error: {report.error}", file=sys.stderr)
     return 1 if report.error or report.busy else 0
+
+
+def _rate(report: DrainReport) -> str:
+    """The embedding rate, only when a model embedded something: AXIOM_EMBEDDER=none writes
+    a constant vector at memory speed, which is no rate to report."""
+    if not vectors_enabled():
+        return "no embedding model: AXIOM_EMBEDDER=none"
+    if not report.texts_per_second:
+        return "nothing embedded"
+    return f"{report.texts_per_second:.0f} texts/s embedding"
 
 
 def cmd_status(args: argparse.Namespace) -> int:

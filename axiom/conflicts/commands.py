@@ -2,7 +2,8 @@
 
 `keep_newer` / `keep_older`: the entry not kept becomes `superseded` (by the kept one);
 `keep_both` (not a real conflict): both `active` again; `reject_both`: both `deprecated`.
-A kept entry still in another open conflict stays `contested`. One write unit through
+A kept entry still in another open conflict stays `contested`; one that is `active` again
+graduates as if it had never been contested (`axiom.conflicts.graduate`). One write unit through
 `write_projecting`, so search (which reads statuses from `entries`) follows at once.
 """
 
@@ -12,6 +13,7 @@ from datetime import UTC, datetime
 
 import duckdb
 
+from axiom.conflicts.graduate import graduate_kept
 from axiom.conflicts.projector import RESOLUTION_CHOICES, ConflictProjector
 from axiom.conflicts.queries import ConflictRow, get_conflict, list_conflicts
 from axiom.entries.projector import EntryProjector
@@ -104,6 +106,9 @@ def resolve_conflict(
         )
     for projector in (EntryProjector(), ConflictProjector()):
         run_projector(conn, projector)
+    kept = [eid for eid, (wanted, _) in _outcome(conflict, choice).items() if wanted == "active"]
+    graduate_kept(conn, kept, f"conflict {conflict_id} resolved: {choice}")
+    run_projector(conn, EntryProjector())
     return get_conflict(conn, conflict_id)  # type: ignore[return-value]
 
 

@@ -3,7 +3,7 @@
 Pure module, no I/O. A new fact or decision (`Fact`) is compared with the believed facts
 of the same type from other sessions. Two facts are about the same subject when their
 canonical keys are equal or their subjects, normalized, are identical or nearly so
-(`SUBJECT_SIMILARITY`). Then they conflict when
+(`SUBJECT_SIMILARITY`, and the same numbers: "web1 port" is not "web2 port"). Then they conflict when
 
 - both carry a value and the values differ (``changed_value``),
 - one is negated and the other not, and both make the same claim (``negation``: "no
@@ -16,6 +16,11 @@ Without extracted subjects, a stated replacement still conflicts with an older f
 mentions the replaced value and shares a topic word with the new one: "use A for the
 billing store" and "switched the billing store from A to B". The same subject with the same
 value (a restatement) never conflicts: it corroborates.
+
+Within one session (`within_session`) a later statement that contradicts an earlier one
+either says it changed (`states_change`: "now", "changed to", "switched", "no longer", "이제",
+"바뀌었"), and then it supersedes the earlier one (kept as history), or it does not, and the
+two are a conflict like any other.
 
 `divergence` is seed 003's weaker signal (same topic words, little shared content): it
 only suggests a possible conflict to a reader and never marks anything contested.
@@ -39,6 +44,7 @@ SAME_CLAIM_OVERLAP = 0.5  # Jaccard of two claims that negate each other
 _HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3
 
 _SPACES = re.compile(r"\s+")
+_DIGITS = re.compile(r"\d+")
 _WORD = re.compile(r"[^\W_]+(?:[.\-][^\W_]+)*")
 # Function words, not what a statement is about. The one English list for judging "the
 # same topic" by shared words: the extraction eval (`axiom.evaluation.extraction`) uses it.
@@ -176,6 +182,15 @@ _REPLACEMENTS = (
     re.compile(r"(?P<old>[^\s,.;:!?()]+?)\s*대신(?:에)?\s"),
     re.compile(r"더\s*이상\s*(?P<old>[^\s,.;:!?()]+?)(?:을|를|은|는|이|가)?\s"),
 )
+# A later statement in the same session that says its value changed. "now" alone, not
+# "right now" / "for now" / "just now" / "until now" (a moment, not a change).
+_STATES_CHANGE = re.compile(
+    r"(?<!right )(?<!for )(?<!just )(?<!until )(?<!till )\bnow\b"
+    r"|\b(?:chang|switch|mov|migrat)(?:e|ed|es|ing)?\s+(?:\S+\s+){0,3}?(?:to|from)\b"
+    r"|\bswitched\b|\bno\s+longer\b|\bfrom\s+now\s+on\b"
+    r"|이제|바뀌|바꿨|변경",
+    re.I,
+)
 _NEGATION = re.compile(
     r"\b(?:no\s+longer|not|never|don't|doesn't|isn't|aren't|won't|stopped|dropped)\b"
     r"|더\s*이상|않|없|아니|안\s",
@@ -280,7 +295,9 @@ def same_subject(a: Fact, b: Fact) -> bool:
     sa, sb = normalize(a.subject), normalize(b.subject)
     if not sa or not sb:
         return False
-    return sa == sb or _similar(sa, sb)
+    # Near-identical names that number different things ("web1 port" / "web2 port", "Q3
+    # budget" / "Q4 budget") are different subjects.
+    return sa == sb or (_DIGITS.findall(sa) == _DIGITS.findall(sb) and _similar(sa, sb))
 
 
 @functools.lru_cache(maxsize=1 << 16)  # asked for every pair of believed facts, per build
@@ -381,6 +398,18 @@ def restates(new: Fact, old: Fact) -> bool:
         and new.negated == old.negated
         and contradiction(new, old) is None
     )
+
+
+def states_change(fact: Fact) -> bool:
+    """The fact says its value changed ("The DB port is now 6543", "switched to NATS")."""
+    return bool(_STATES_CHANGE.search(normalize(fact.title)))
+
+
+def within_session(later: Fact, earlier: Fact) -> Contradiction | None:
+    """How `later` contradicts `earlier`, said before it in the same session, or None."""
+    if later.entry_id == earlier.entry_id:
+        return None
+    return contradiction(later, earlier)
 
 
 def contradictions(new: Fact, believed: list[Fact]) -> list[Contradiction]:

@@ -22,8 +22,8 @@ In order, each step needed for the forgotten text to leave every file:
 4. the DuckDB file is rewritten into a fresh file under the exclusive lock
    (`rewrite_database`): freed blocks that still held the text are not carried over;
 5. log files under `<data dir>/logs/` lose every line naming the target or quoting it, the
-   hook spool every payload doing so, and `<data dir>/uploads/` every kept upload doing so
-   (`axiom.forgetting.scrub`).
+   hook spool every payload doing so, `<data dir>/uploads/` every kept upload doing so, and
+   `<data dir>/idris/` the validator module of each forgotten entry (`axiom.forgetting.scrub`).
 
 Step 1 writes a pending marker before its commit and step 5 removes it: a run killed in
 between is finished by the next `forget`, `process` or `up` (`finish_pending`).
@@ -43,7 +43,7 @@ from axiom.entries.queries import get_entry, list_entries
 from axiom.forgetting import pending
 from axiom.forgetting.copies import LostTask, gone_entities, lost_tasks, scrub_copies
 from axiom.forgetting.pending import Pending
-from axiom.forgetting.scrub import scrub_logs, scrub_spool, scrub_uploads
+from axiom.forgetting.scrub import remove_modules, scrub_logs, scrub_spool, scrub_uploads
 from axiom.ingest.session_queries import get_session, list_messages, session_ids_started_before
 from axiom.outbox.projector import forget_jobs
 from axiom.projections import rebuild_all
@@ -111,6 +111,7 @@ class ForgetReport:
     log_lines_removed: int = 0
     spool_payloads_removed: int = 0
     uploads_removed: int = 0
+    validator_modules_removed: int = 0
     database_bytes: int = 0
     lost_tasks: list[dict] = field(default_factory=list)  # `LostTask.to_json` of each
 
@@ -229,6 +230,7 @@ def finish(db: Database, config: AxiomConfig, work: Pending, report: ForgetRepor
     report.log_lines_removed = scrub_logs(config.data_dir / "logs", ids, work.texts)
     report.spool_payloads_removed = scrub_spool(config.spool_dir, ids, work.texts)
     report.uploads_removed = scrub_uploads(config.data_dir, ids, work.texts)
+    report.validator_modules_removed = remove_modules(config.idris_dir, work.entry_ids)
     pending.done(config.forget_pending_dir, work.redaction_id)
     snapshots.release(db.path, work.redaction_id)
     return report

@@ -1,5 +1,5 @@
-"""Forgotten text out of the plain files of the data directory: logs, the hook spool and
-kept uploads.
+"""Forgotten text out of the plain files of the data directory: logs, the hook spool,
+kept uploads and the validator's per-entry modules.
 
 A log line goes when it names a forgotten id as a whole token (so `s1` does not take
 `s10`'s lines) or contains a forgotten text (or a line of a multi-line one). A spooled hook
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from axiom.graduation.idris import module_relpath
 from axiom.ingest.uploads import discard_upload, kept_uploads
 
 
@@ -122,4 +123,18 @@ def scrub_uploads(data_dir: Path, ids: list[str], texts: list[str] | None = None
         if any(needles.found_in(p.read_text(encoding="utf-8", errors="replace")) for p in files):
             discard_upload(folder)
             removed += 1
+    return removed
+
+
+def remove_modules(idris_dir: Path, entry_ids: list[str]) -> int:
+    """Delete each entry's validator module (`Axiom/Entry_<id>.idr`: session id, spans and
+    quote hashes) and what idris2 built from it (`build/ttc/<v>/Axiom/Entry_<id>.tt*`)."""
+    removed = 0
+    for entry_id in entry_ids:
+        relpath = module_relpath(entry_id)
+        built = idris_dir.glob(f"build/*/*/{relpath.with_suffix('.*').as_posix()}")
+        for path in [idris_dir / relpath, *built]:
+            if path.is_file():
+                path.unlink()
+                removed += 1
     return removed

@@ -67,6 +67,16 @@ class PromotionDecision:
             "reason": self.reason,
         }
 
+    def event_payload(self, policy_version: str, reason: str | None = None) -> dict[str, Any]:
+        """The `entry_promoted` / `promotion_blocked` payload of a step that has a target."""
+        return {
+            "entry_id": self.entry_id,
+            "from": str(self.from_stage),
+            "to": str(self.to_stage),
+            "reason": self.reason if reason is None else reason,
+            "policy_version": policy_version,
+        }
+
 
 class GraduationPolicy:
     """The promotion rules. ``min_sessions`` is the corroboration needed for certified."""

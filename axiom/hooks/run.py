@@ -1,8 +1,9 @@
 """`python -m axiom.hooks.run <event>`: the command Claude Code runs for each hook.
 
 Reads the hook JSON on stdin, hands it over (`axiom.agent.handoff`: POST to the service,
-else spool), prints the context block (if any) and exits 0 — always: a memory layer must
-never break the agent's session.
+else spool), prints the context block (if any) and exits 0: a memory layer must never break the
+agent's session. Stdin that is not a JSON object is refused: the reason on stderr and exit
+1, Claude Code's non-blocking error (the session goes on; the user sees why).
 
 Speed: the module imports only `axiom.agent.handoff` (standard library, settings, spool).
 Only when the service is down and a SessionStart / UserPromptSubmit wants context from the
@@ -34,6 +35,8 @@ def main(argv: Sequence[str] | None = None, stdin_text: str | None = None) -> Ha
     except Exception as exc:  # noqa: BLE001 - report, never fail the agent's hook
         print(f"axiom hook {args[0]}: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return None
+    if handoff.malformed:
+        print(f"axiom hook {args[0]}: malformed payload: {handoff.malformed}", file=sys.stderr)
     if handoff.refused:
         print(
             f"axiom hook {args[0]}: the service refused the payload ({handoff.refused})",
@@ -43,6 +46,8 @@ def main(argv: Sequence[str] | None = None, stdin_text: str | None = None) -> Ha
         print(handoff.context)
     return handoff
 
+
+MALFORMED_EXIT = 1  # Claude Code: exit 2 blocks the agent; any other non-zero code does not
 
 # DuckDB probes pandas and numpy (optional for it) for every bound query parameter, and
 # importing them costs more than the whole hook may take. This short-lived process binds
@@ -65,4 +70,4 @@ if __name__ == "__main__":
         LOCAL = context_for(HANDOFF, Settings.from_env())
         if LOCAL:
             print(LOCAL)
-    sys.exit(0)
+    sys.exit(MALFORMED_EXIT if HANDOFF is not None and HANDOFF.malformed else 0)

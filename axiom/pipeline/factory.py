@@ -69,7 +69,7 @@ def configured_pipeline(config: AxiomConfig | None = None) -> Pipeline:
     name = configured_embedder_name()
     return Pipeline(
         extractor=configured_extractor(),
-        workdir=config.data_dir / "idris",
+        workdir=config.idris_dir,
         aligner=EvidenceAligner(fuzzy_threshold=configured_fuzzy_threshold()),
         embedding_version=configured_embedding_version() if vectors_enabled() else "none",
         embedder_model=name if vectors_enabled() else "none",

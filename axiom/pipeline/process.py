@@ -32,6 +32,8 @@ from axiom.conflicts.detector import (
     Fact,
     contradictions,
     restates,
+    states_change,
+    within_session,
 )
 from axiom.conflicts.projector import subject_fields
 from axiom.conflicts.queries import believed_facts, fact_statuses, list_conflicts
@@ -474,6 +476,8 @@ class _BuildWriter:
         self._pools: dict[str, MemoryIndex[tuple[str, str, str]]] = {}  # by entry type
         self._pool_rows: dict[str, dict[str, tuple[str, str, str]]] = {}  # type -> id -> row
         self._fact_of: dict[str, Fact] = {}  # this build's facts by entry id
+        self._position: dict[str, int] = {}  # this build's entries: last quoted message
+        self._superseded: set[str] = set()  # superseded within the session by this build
         self._facts: dict[str, list[Fact]] = {}  # believed facts by entry type (conflicts)
         # entry id -> ids it is in open conflict with: every open conflict, read once
         # (`_load_conflicts`), plus those this build detects.
@@ -729,15 +733,17 @@ class _BuildWriter:
             previous_value,
         )
         self._fact_of[eid] = fact
+        self._position[eid] = max((q.message_index for q in entry.evidence), default=-1)
         self._detect_conflicts(fact)
-        if self._open_conflicts(eid):
-            return  # contested entries are not promoted while the conflict is open
+        if self._open_conflicts(eid) or eid in self._superseded:
+            return  # not promoted: contested (until resolved) or superseded in the session
         with timer.stage("promote", accumulate=True):
             self._promote(outcome.candidates[eid], canonical_key, check)
 
     def _detect_conflicts(self, fact: Fact) -> None:
         """`conflict_detected` for every believed fact from another session the new one
-        contradicts, and both entries `contested` (`axiom.conflicts.detector`)."""
+        contradicts, and both entries `contested` (`axiom.conflicts.detector`); then the
+        same within the session (`_within_session`)."""
         if fact.entry_type not in COMPARED_TYPES:
             return
         pool = self._facts.get(fact.entry_type)
@@ -749,6 +755,41 @@ class _BuildWriter:
             for c in found:
                 self._conflict(c, statuses.get(c.older_id, "active"))
         pool.append(fact)
+        self._within_session(fact, pool)
+
+    def _within_session(self, fact: Fact, pool: list[Fact]) -> None:
+        """This build's earlier facts against the new one, in the order they were said
+        (last quoted message): a later statement saying it changed ("now", "switched")
+        supersedes the earlier one, kept as history; any other contradiction is a conflict.
+        """
+        for other in [f for f in self._fact_of.values() if f.entry_type == fact.entry_type]:
+            if other.entry_id in self._superseded or fact.entry_id in self._superseded:
+                continue
+            ahead = self._position[fact.entry_id] >= self._position[other.entry_id]
+            later, earlier = (fact, other) if ahead else (other, fact)
+            c = within_session(later, earlier)
+            if c is None:
+                continue
+            if states_change(later):
+                self._superseded_by(earlier.entry_id, later.entry_id, c.reason)
+                pool[:] = [f for f in pool if f.entry_id != earlier.entry_id]
+            else:
+                self._conflict(c, "active")
+
+    def _superseded_by(self, earlier: str, later: str, reason: str) -> None:
+        was = "contested" if self._open_conflicts(earlier) else "active"
+        self.append(
+            ENTRY_STATUS_CHANGED,
+            {
+                "entry_id": earlier,
+                "from": was,
+                "to": "superseded",
+                "superseded_by": later,
+                "reason": f"said to have changed later in session {self.session_id}: {reason}",
+            },
+            f"{earlier}:superseded:{later}",
+        )
+        self._superseded.add(earlier)
 
     def _conflict(self, c: Contradiction, older_status: str) -> None:
         conflict_id = conflict_id_of(c.older_id, c.newer_id)
@@ -793,13 +834,7 @@ class _BuildWriter:
         for d in decisions:
             if d.to_stage is None:
                 continue
-            payload = {
-                "entry_id": eid,
-                "from": str(d.from_stage),
-                "to": str(d.to_stage),
-                "reason": d.reason,
-                "policy_version": self.pipeline.policy.version,
-            }
+            payload = d.event_payload(self.pipeline.policy.version)
             if d.promoted:
                 self.append(ENTRY_PROMOTED, payload, f"{eid}:{d.to_stage}")
             else:

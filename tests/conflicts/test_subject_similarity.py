@@ -52,3 +52,14 @@ def test_same_subject_decides_as_the_full_ratio_does() -> None:
             near += na != nb and full
             assert same_subject(_fact(a), _fact(b)) == full, (a, b)
     assert near > 50  # the sample does exercise the full ratio, not only the bounds
+
+
+def test_subjects_numbering_different_things_are_different_subjects() -> None:
+    """ "service12 port" and "service13 port" are one edit apart (ratio 0.93) but name two
+    services: a session listing ports must not contradict itself."""
+    pairs = [("service12 port", "service13 port"), ("billing db replica1", "billing db replica2")]
+    for a, b in pairs:
+        assert SequenceMatcher(None, a, b).ratio() >= SUBJECT_SIMILARITY
+        assert not same_subject(_fact(a), _fact(b))
+    assert same_subject(_fact("service12 port"), _fact("service12 ports"))
+    assert same_subject(_fact("service12 port"), _fact("Service12 Port"))

@@ -42,7 +42,7 @@ def test_decisions_cite_only_verified_evidence(
 
     refused = run_cli(data_dir, "decisions", "record", "Cache TTL stays", "--evidence", weak)
     assert refused.returncode == 1 and "decisions cite only verified or certified" in refused.stderr
-    first = run_cli(data_dir, "decisions", "record", "Use Redis", "--evidence", verified)
+    first = run_cli(data_dir, "decisions", "record", "Use Redis", "--evidence", verified, "--json")
     assert first.returncode == 0, first.stderr
     first_id = json.loads(first.stdout)["decision_id"]
     second = run_cli(
@@ -56,6 +56,10 @@ def test_decisions_cite_only_verified_evidence(
         first_id,
     )
     assert second.returncode == 0, second.stderr
+    # Without --json, one human line: the id, the action, what it replaces, its evidence.
+    assert second.stdout.startswith("recorded dec_") and "Use Redis 7" in second.stdout
+    assert f"supersedes {first_id}" in second.stdout and f"{verified} (verified)" in second.stdout
+    assert len(second.stdout.splitlines()) == 1
     listed = json.loads(run_cli(data_dir, "decisions", "--json").stdout)
     assert [d["supersedes"] for d in listed] == [None, first_id]
     assert listed[0]["evidence"] == [{"entry_id": verified, "stage": "verified"}]

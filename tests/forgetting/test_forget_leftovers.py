@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 from axiom.cli.main import main
+from axiom.entries.queries import list_entries
+from axiom.graduation.idris import module_relpath
 from axiom.ingest.importer import import_paths
 from axiom.ingest.uploads import kept_uploads, settle_upload, store_upload
 from axiom.outbox.projector import OutboxProjector
@@ -17,6 +19,7 @@ from axiom.store.projection import run_projector
 from axiom.vectors.config import embedding_version_of
 from axiom.vectors.lance_store import LanceStore
 from tests.cli_support import run_cli
+from tests.conflicts.support import Said, run_sessions
 from tests.retrieval.conftest import HashEmbedder
 
 GONE = "5ec0e700-1234-4abc-8def-000000000050"
@@ -171,3 +174,32 @@ def test_forget_removes_the_outbox_jobs_of_what_it_forgot(
     drained = writer.drain()
     assert drained.failed == 0 and drained.missing == 0
     assert _outbox(db, version) == after
+
+
+def _modules(data_dir: Path) -> set[str]:
+    return {p.name for p in (data_dir / "idris").rglob("Entry_*") if p.is_file()}
+
+
+def test_forget_deletes_the_validator_modules_of_the_forgotten_entries(
+    db: Database, data_dir: Path
+) -> None:
+    """`<data dir>/idris/Axiom/Entry_<id>.idr` quotes the session id, spans and hashes."""
+    run_sessions(
+        db,
+        data_dir / "idris",  # where `build_pipeline` has the validator write
+        {"gone": [Said("Deploy keys rotate every 30 days", "fact")], "kept": [Said("Use Go")]},
+    )
+    with db.read() as conn:
+        ids = {e.session_id: e.entry_id for e in list_entries(conn)}
+    kept_module = module_relpath(ids["kept"]).name
+    # idris2's build output of a module, when idris2 is installed
+    ttc = data_dir / "idris" / "build" / "ttc" / "2023" / module_relpath(ids["gone"])
+    ttc.parent.mkdir(parents=True)
+    ttc.with_suffix(".ttc").write_bytes(b"gone")
+    assert module_relpath(ids["gone"]).name in _modules(data_dir)
+
+    done = run_cli(data_dir, "forget", "--session", "gone", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["validator_modules_removed"] == 2  # the .idr and the .ttc
+    assert _modules(data_dir) == {kept_module}
+    assert _hits(data_dir / "idris", "gone") == []

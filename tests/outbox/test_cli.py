@@ -45,3 +45,15 @@ def test_reconcile_requeues_failed_jobs(db: Database, capsys: pytest.CaptureFixt
     report = json.loads(capsys.readouterr().out)
     assert report["failed_requeued"] == 1 and report["verified"]
     assert by_status(db) == {"pending": 1}
+
+
+def test_drain_reports_no_embedding_rate_when_no_model_embeds(
+    db: Database, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AXIOM_EMBEDDER=none writes constant vectors at memory speed: not a model's rate."""
+    monkeypatch.setenv("AXIOM_EMBEDDER", "none")
+    ingest_transcripts(db, [session("s1", "one", "two")], project=False)
+    assert main(["outbox", "drain"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("2 done, 0 failed (0 item(s) gone), 0 pending; 2 row(s) written")
+    assert "texts/s" not in line and "no embedding model" in line

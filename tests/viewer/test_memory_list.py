@@ -147,3 +147,16 @@ def test_a_memory_shows_when_it_was_said_and_when_it_was_recorded(client, site, 
     recorded = re.search(r'<time class="recorded" datetime="([^"]+)"', page)
     assert said and said.group(1).startswith("2026-03-0")
     assert recorded and recorded.group(1)[:10] == entry.created_ts.strftime("%Y-%m-%d")
+
+
+def test_the_list_and_the_dashboard_date_memories_by_when_they_were_said(client, memories) -> None:
+    """Said in March 2026 (the messages' time), recorded today: the list's "When" column
+    and the dashboard's recent memories show March."""
+    listed = get(client)
+    when = re.findall(r'<td class="nowrap muted">(\d{4}-\d{2}-\d{2})</td>', listed)
+    assert when and all(day.startswith("2026-03-0") for day in when)
+    members = re.findall(r'<span class="muted">(\d{4}-\d{2}-\d{2}) \d{2}:\d{2}</span>', listed)
+    assert members and all(day.startswith("2026-03-0") for day in members)
+    board = client.get(reverse("viewer-dashboard")).content.decode()
+    recent = re.findall(r"· (\d{4}-\d{2}-\d{2})</span>", board)
+    assert recent and all(day.startswith("2026-03-0") for day in recent)

@@ -1,0 +1,94 @@
+"""Within one session, a later statement that says it changed supersedes the earlier one
+(kept as history); a contradiction that does not say so is a conflict, as across
+sessions. Real pipeline, real DuckDB; rebuild == incremental."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from axiom.conflicts.queries import list_conflicts
+from axiom.entries.queries import list_entries
+from axiom.extract.rules import RuleExtractor
+from axiom.ingest.importer import ingest_transcripts
+from axiom.ingest.transcript import Message, Transcript
+from axiom.pipeline.process import Pipeline, process_session
+from axiom.projections import rebuild_all
+from axiom.store.db import Database
+from axiom.store.event_types import ENTRY_STATUS_CHANGED
+from axiom.store.events import EventStore
+from tests.conflicts.support import Said, run_sessions
+
+OLD = "The DB port is 5432."
+NEW = "The DB port is now 6543."
+
+
+def _entries(db: Database) -> dict[str, tuple[str, str]]:
+    with db.read() as conn:
+        return {e.title: (e.stage, e.status) for e in list_entries(conn)}
+
+
+def _said(db: Database, tmp_path: Path, *texts: str) -> None:
+    """One session saying `texts` in order, through the rule extractor."""
+    messages = tuple(Message(i, "user", t) for i, t in enumerate(texts))
+    ingest_transcripts(db, [Transcript("s1", "p", "json", messages)])
+    pipeline = Pipeline(extractor=RuleExtractor(), workdir=tmp_path / "work")
+    assert process_session(db, "s1", pipeline).status == "success"
+
+
+def test_it_supersedes_the_earlier_value_when_the_later_one_says_it_changed(
+    db: Database, tmp_path: Path, table_rows
+) -> None:
+    _said(db, tmp_path, OLD, "Lunch was good.", NEW)
+    with db.read() as conn:
+        entries = {e.title.rstrip("."): e for e in list_entries(conn)}
+        old, new = entries[OLD.rstrip(".")], entries[NEW.rstrip(".")]
+        assert (old.subject, old.value, new.value) == ("DB port", "5432", "6543")
+        assert old.status == "superseded" and new.status == "active"
+        assert new.stage == "verified"  # graduates as usual
+        assert list_conflicts(conn, "all") == []
+        (change,) = [
+            e.payload
+            for e in EventStore(conn).about_any("entry_id", [old.entry_id], (ENTRY_STATUS_CHANGED,))
+        ]
+    assert change["to"] == "superseded" and change["superseded_by"] == new.entry_id
+    before = table_rows(db, "conflicts"), _entries(db)
+    rebuild_all(db)
+    assert (table_rows(db, "conflicts"), _entries(db)) == before
+
+
+def test_a_contradiction_without_a_change_word_is_a_same_session_conflict(
+    db: Database, tmp_path: Path
+) -> None:
+    run_sessions(
+        db,
+        tmp_path,
+        {
+            "s1": [
+                Said("The DB port is 5432", "fact", "DB port", "5432"),
+                Said("The DB port is 6543", "fact", "DB port", "6543"),
+            ]
+        },
+    )
+    with db.read() as conn:
+        (conflict,) = list_conflicts(conn, "open")
+    assert conflict.conflict_type == "changed_value"
+    assert set(_entries(db).values()) == {("raw", "contested"), ("verified", "contested")}
+
+
+def test_restating_the_same_value_in_one_session_changes_nothing(
+    db: Database, tmp_path: Path
+) -> None:
+    _said(db, tmp_path, OLD, "As I said, the DB port is 5432.")
+    assert {status for _, status in _entries(db).values()} == {"active"}
+    with db.read() as conn:
+        assert list_conflicts(conn, "all") == []
+
+
+def test_a_session_listing_numbered_things_contradicts_nothing(
+    db: Database, tmp_path: Path
+) -> None:
+    said = ("The service12 port is 8012.", "The service13 port is 8013.")
+    _said(db, tmp_path, *said, "The service14 port is now 8014.")
+    assert {status for _, status in _entries(db).values()} == {"active"}
+    with db.read() as conn:
+        assert list_conflicts(conn, "all") == []
