@@ -7,6 +7,7 @@ import pytest
 
 from axiom.cli.main import main
 from axiom.store.db import Database
+from axiom.store.events import EventStore, NewEvent
 from axiom.store.migrate import MIGRATIONS_DIR, migrate, migration_files, pending_migrations
 
 SEED_TABLES = {
@@ -95,3 +96,45 @@ def test_a_new_migration_is_seen_and_applied(tmp_path: Path) -> None:
     assert pending_migrations(db, directory) == ["9999_extra.sql"]
     assert migrate(db, directory) == ["9999_extra.sql"]
     assert pending_migrations(db, directory) == []
+
+
+def test_0011_keeps_an_existing_event_log_and_drops_its_indexes(tmp_path: Path) -> None:
+    """A store written before 0011 keeps every event and dedupe row, in order, with its
+    defaults; afterwards the log has no index or key to serialize at each checkpoint, and
+    appends still dedupe (the writer's read, not a constraint) and keep ids unique."""
+    older = tmp_path / "older"
+    older.mkdir()
+    for path in migration_files():
+        if path.name < "0011":
+            (older / path.name).write_text(path.read_text())
+    db = Database(tmp_path / "a.duckdb")
+    migrate(db, older)
+    with db.write() as conn:
+        store = EventStore(conn)
+        store.append_many([NewEvent("x", {"n": n}, dedupe_key=f"k{n}") for n in range(5)])
+        store.append(NewEvent("y", {"free": True}))
+    with db.read() as conn:
+        before = conn.execute("SELECT * FROM events ORDER BY rowid").fetchall()
+        dedup = conn.execute("SELECT * FROM event_dedup ORDER BY rowid").fetchall()
+    assert migrate(db) == ["0011_events_without_indexes.sql"]
+    with db.read() as conn:
+        assert conn.execute("SELECT * FROM events ORDER BY rowid").fetchall() == before
+        assert conn.execute("SELECT * FROM event_dedup ORDER BY rowid").fetchall() == dedup
+        indexed = conn.execute(
+            "SELECT count(*) FROM duckdb_indexes() WHERE table_name IN ('events', 'event_dedup')"
+        ).fetchone()[0]
+        keyed = conn.execute(
+            "SELECT count(*) FROM duckdb_constraints() WHERE table_name IN"
+            " ('events', 'event_dedup') AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')"
+        ).fetchone()[0]
+    assert (indexed, keyed) == (0, 0)
+    with db.write() as conn:
+        store = EventStore(conn)
+        again = store.append_many([NewEvent("x", {"n": 9}, dedupe_key=f"k{n}") for n in (1, 7, 7)])
+        assert [r.created for r in again] == [False, True, False]
+        assert again[0].event.payload == {"n": 1} and again[2].event == again[1].event
+        rows = conn.execute(
+            "SELECT count(*), count(DISTINCT event_id), max(sensitivity), min(created_at)"
+            " FROM events"
+        ).fetchone()
+    assert rows[:3] == (7, 7, "normal") and rows[3] is not None
