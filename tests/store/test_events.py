@@ -95,3 +95,14 @@ def test_appended_collects_what_a_read_after_the_appends_returns(db: Database) -
         store.append(NewEvent("z", {"n": 5}))  # after the block: not collected
         assert log == store.fetch_since(before.ts, before.event_id)[:2]
         assert [e.payload["n"] for e in log] == [2, 3]
+
+
+def test_get_finds_each_event_by_id_and_nothing_for_other_ids(db: Database) -> None:
+    """`get` also filters the id's sequence number (the log has no index): every appended
+    id is found, and ids that name no event, or do not carry a sequence, find nothing."""
+    with db.write() as conn:
+        store = EventStore(conn)
+        events = [store.append(NewEvent("x", {"i": i})).event for i in range(3)]
+        assert [store.get(e.event_id) for e in events] == events
+        for other in ("ev_000000000999", "ev_1", "ev_", "x", events[0].event_id + "0"):
+            assert store.get(other) is None
