@@ -572,8 +572,14 @@ class _BuildWriter:
 
     def _load_entry_state(self, entry_ids: list[str]) -> None:
         """Stages and approvals of this build's entries and every open conflict, each read
-        in one query (instead of one per entry) before the build appends anything."""
-        events = self.store.about_any("entry_id", entry_ids, (ENTRY_PROMOTED, ENTRY_APPROVED))
+        in one query (instead of one per entry) before the build appends anything. Only
+        entries already created can have been promoted or approved (a promotion follows
+        its entry's creation, an approval needs its row), so the payloads are read only
+        for those: a first import reads one narrow dedupe column instead."""
+        created = self.store.stored_keys([f"{ENTRY_CREATED}:{eid}" for eid in entry_ids])
+        known = [eid for eid in entry_ids if f"{ENTRY_CREATED}:{eid}" in created]
+        types = (ENTRY_PROMOTED, ENTRY_APPROVED)
+        events = self.store.about_any("entry_id", known, types) if known else []
         for event in events:  # oldest first: the last promotion, the first approval
             eid = event.payload["entry_id"]
             if event.event_type == ENTRY_PROMOTED:
