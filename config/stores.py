@@ -25,6 +25,7 @@ from axiom.config import AxiomConfig
 from axiom.observability.dashboard import collect_dashboard
 from axiom.retrieval.query import QueryError, SearchUnavailable
 from axiom.retrieval.search import SearchService
+from axiom.retrieval.snippets import forget_words
 from axiom.store.api_token import ensure_api_token
 from axiom.store.db import Database
 from axiom.store.migrate import open_database
@@ -144,6 +145,7 @@ def reset() -> None:
         _databases.clear()
     for service in idle:
         service.close()
+    forget_words()
 
 
 def get_api_token() -> str:

@@ -162,7 +162,7 @@ def slash_commands(data_dir: Path, python: str, port: int | None = None) -> dict
         "memory-forget": (
             "Forget a memory in Axiom (entry id or mem: citation)",
             "<entry id or mem:citation>",
-            f"{cli} forget --entry $ARGUMENTS --yes",  # the person named it: no second ask
+            f'{cli} forget --entry "$ARGUMENTS" --yes',  # the person named it: no second ask
             "Report what Axiom forgot.",
         ),
         "memory-stats": (
@@ -177,8 +177,15 @@ def slash_commands(data_dir: Path, python: str, port: int | None = None) -> dict
         head = f"---\ndescription: {description}\nallowed-tools: Bash({command.split(' $')[0]}:*)\n"
         if hint:
             head += f"argument-hint: {hint}\n"
+        if name in PERSON_ONLY:
+            head += "disable-model-invocation: true\n"
         out[f"{name}.md"] = f"{head}---\n{COMMAND_MARKER}\n!`{command}`\n\n{ask}\n"
     return out
+
+
+# Commands only a person may run: Claude Code lets the model call any command with a
+# description, and forgetting with `--yes` must not follow from text the model was shown.
+PERSON_ONLY = frozenset({"memory-forget"})
 
 
 def commands_dir(settings_path: Path) -> Path:

@@ -21,6 +21,7 @@ from axiom.pipeline.process import Extractor, Pipeline
 from axiom.pipeline.task_vectors import TaskVectors
 from axiom.settings import Settings
 from axiom.vectors.config import (
+    build_embedding_version,
     configured_dim,
     configured_embedder_name,
     configured_embedding_version,
@@ -71,7 +72,7 @@ def configured_pipeline(config: AxiomConfig | None = None) -> Pipeline:
         extractor=configured_extractor(),
         workdir=config.idris_dir,
         aligner=EvidenceAligner(fuzzy_threshold=configured_fuzzy_threshold()),
-        embedding_version=configured_embedding_version() if vectors_enabled() else "none",
+        embedding_version=build_embedding_version() if vectors_enabled() else "none",
         embedder_model=name if vectors_enabled() else "none",
         task_vectors=configured_task_vectors(config),
     )

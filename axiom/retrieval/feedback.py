@@ -17,11 +17,9 @@ full-text query): no DuckDB read; a candidate found only through its vector or i
 context row brings no words. A pool with fewer than `MIN_POOL` candidates that have words
 (a small store) asks nothing more. Only the hybrid z-score ranking uses it (the cue blend).
 
-Measured on the two LoCoMo dev files (README, "Measured: retrieval quality", session 15):
-MRR rises on both files at all but one of the settings tried with 3-6 hits, 15-30 terms
-and weight 0.5-1, and the chosen one (5, 20, 1) wins on the other file whichever file picks it;
-recall@5 is flat or up on both only at 5 hits and 15-20 terms and falls by 0.01-0.02 on
-one file at 3, 4 or 6 hits, so the recall gain is not a robust claim, the MRR gain is.
+Kept because it won on both LoCoMo dev files, the setting chosen on either file winning on
+the other; the MRR gain held across the settings tried, the recall gain less so (README,
+"Measured: retrieval quality", session 15, has the figures).
 Cost: one more full-text query per hybrid search.
 """
 
@@ -42,7 +40,8 @@ MIN_POOL = 20  # fewer candidates with words: their idf says nothing either (a s
 MIN_TERM_CHARS = 3
 LEXICAL_VIEWS = ("lexical_own", "lexical_ctx")
 
-AskAgain = Callable[[list[str]], Mapping[str, View]]  # terms -> the two lexical views
+# terms -> the two lexical views; None when the query failed (the first ranking stands)
+AskAgain = Callable[[list[str]], Mapping[str, View] | None]
 
 
 def expansion_terms(scored: Sequence[Scored], query_terms: Collection[str]) -> list[str]:
@@ -99,5 +98,8 @@ def feedback_lift(
     terms = expansion_terms(scored, query_terms)
     if not terms:
         return None
-    scores, floor = feedback_scores(ask_again(sorted(set(query_terms)) + terms), view_weights)
+    views = ask_again(sorted(set(query_terms)) + terms)
+    if views is None:  # the second query failed: the first ranking stands
+        return None
+    scores, floor = feedback_scores(views, view_weights)
     return {item.doc.id: FEEDBACK_WEIGHT * scores.get(item.doc.id, floor) for item in scored}

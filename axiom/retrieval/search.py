@@ -116,6 +116,7 @@ unreadable LanceDB table is a `SearchUnavailable` that says what to run.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
@@ -171,6 +172,7 @@ if TYPE_CHECKING:
     from lancedb.table import Table
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -393,8 +395,12 @@ class SearchService:
         """The feedback query (`axiom.retrieval.feedback`): BM25 for `terms`, split into
         the two lexical views like step 1's; its time goes to `timings["feedback"]`."""
 
-        def ask(terms: list[str]) -> dict[str, View]:
-            rows, timings["feedback"] = self.candidates.lexical_rows(table, terms, kinds)
+        def ask(terms: list[str]) -> dict[str, View] | None:
+            try:
+                rows, timings["feedback"] = self.candidates.lexical_rows(table, terms, kinds)
+            except SearchUnavailable as exc:  # e.g. a forget swapped the table meanwhile
+                log.warning("search feedback query failed, ranking without it: %s", exc)
+                return None
             return lexical_views(rows, kinds, {}, self.per_source)
 
         return ask

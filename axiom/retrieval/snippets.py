@@ -26,9 +26,15 @@ Piece = tuple[str, bool]
 @lru_cache(maxsize=1 << 16)
 def _word_terms(analyzer: Analyzer, word: str) -> frozenset[str]:
     """The terms of one word, kept: a search snippets up to 100 hits of chat text, the
-    same few thousand words again and again, and analyzing each anew was ~18 ms of a
-    k=100 search (profiled on the LoCoMo dev eval)."""
+    same few thousand words again and again, and analyzing each anew was a sizeable share
+    of a k=100 search (README, retrieval, session 15)."""
     return frozenset(analyzer(word))
+
+
+def forget_words() -> None:
+    """Drop the kept words (`forget` calls it through the web's store reset): words of
+    forgotten messages should not linger in the process either."""
+    _word_terms.cache_clear()
 
 
 def _matches(text: str, query_terms: Set[str], analyzer: Analyzer) -> list[tuple[int, int]]:

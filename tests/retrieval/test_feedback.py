@@ -9,7 +9,7 @@ from typing import Any, cast
 import pytest
 
 from axiom.retrieval import feedback
-from axiom.retrieval.candidates import Doc
+from axiom.retrieval.candidates import Doc, SearchUnavailable
 from axiom.retrieval.feedback import FEEDBACK_HITS, MIN_POOL, expansion_terms
 from axiom.retrieval.scoring import Facts, Scored
 from axiom.retrieval.search import SearchService
@@ -101,3 +101,28 @@ def test_only_the_hybrid_z_score_ranking_asks_again(chats: SearchService) -> Non
         found = chats.search("How do you relax?", k=10, mode=mode, fusion=fusion)
         assert "feedback" not in found.timings_ms
         assert all(h.breakdown["feedback"] == 0 for h in found.hits)
+
+
+def test_a_failed_feedback_query_leaves_the_first_ranking(
+    chats: SearchService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second query is an extra: if it fails (a forget swapped the table between the
+    two), the search answers with the ranking it had, not an error."""
+    question = "How do you relax?"
+    monkeypatch.setattr(feedback, "MIN_POOL", 10_000)  # no feedback: the first ranking
+    plain = [h.summary for h in chats.search(question, k=10, kinds=("message",)).hits]
+    monkeypatch.setattr(feedback, "MIN_POOL", 1)
+    first_query = chats.candidates.lexical_rows
+    calls: list[list[str]] = []
+
+    def second_fails(table: Any, terms: list[str], kinds: Any) -> Any:
+        calls.append(terms)
+        if len(calls) > 1:
+            raise SearchUnavailable("the table was swapped")
+        return first_query(table, terms, kinds)
+
+    monkeypatch.setattr(chats.candidates, "lexical_rows", second_fails)
+    found = chats.search(question, k=10, kinds=("message",))
+    assert len(calls) == 2  # the feedback query was asked, and failed
+    assert [h.summary for h in found.hits] == plain
+    assert all(h.breakdown["feedback"] == 0 for h in found.hits)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from axiom.retrieval.snippets import snippet
+from axiom.retrieval.snippets import _word_terms, forget_words, snippet
 from axiom.vectors.lexical import DEFAULT_ANALYZER
 
 
@@ -30,3 +30,10 @@ def test_korean_words_match_through_ngrams() -> None:
 
 def test_no_match_gives_the_start_of_the_text() -> None:
     assert snippet("alpha beta", terms("gamma"), DEFAULT_ANALYZER) == [("alpha beta", False)]
+
+
+def test_forgetting_drops_the_words_kept_from_snippets() -> None:
+    snippet("the zebracorn vault opened", {"vault"}, DEFAULT_ANALYZER)
+    assert _word_terms.cache_info().currsize > 0
+    forget_words()
+    assert _word_terms.cache_info().currsize == 0
