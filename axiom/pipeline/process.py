@@ -445,6 +445,23 @@ def conflict_id_of(older_id: str, newer_id: str) -> str:
     return "cf_" + hashlib.sha256(f"{older_id}|{newer_id}".encode()).hexdigest()[:16]
 
 
+def _fact(entry: ExtractedEntry, session_id: str | None) -> Fact:
+    """What conflict detection compares of an extracted entry."""
+    subject, value, previous_value = subject_fields(entry)
+    canonical_key = f"{entry.type}:{normalize_title(entry.title)}"
+    return Fact(
+        entry.entry_id,
+        session_id,
+        entry.type,
+        entry.title,
+        entry.content,
+        canonical_key,
+        subject,
+        value,
+        previous_value,
+    )
+
+
 def _said_at(entry: ExtractedEntry, transcript: Transcript) -> str | None:
     """When the entry's source was complete: the latest timestamp of the messages it
     quotes (else the session's start), as stored. "As of" views filter on it."""
@@ -475,9 +492,11 @@ class _BuildWriter:
         self.appended = 0
         self._pools: dict[str, MemoryIndex[tuple[str, str, str]]] = {}  # by entry type
         self._pool_rows: dict[str, dict[str, tuple[str, str, str]]] = {}  # type -> id -> row
-        self._fact_of: dict[str, Fact] = {}  # this build's facts by entry id
+        self._fact_of: dict[str, Fact] = {}  # this build's facts by entry id (`_said_changes`)
         self._position: dict[str, int] = {}  # this build's entries: last quoted message
-        self._superseded: set[str] = set()  # superseded within the session by this build
+        self._compared: list[Fact] = []  # this build's facts compared so far (`_within_session`)
+        # superseded within the session by this build: entry id -> (by entry id, reason)
+        self._superseded: dict[str, tuple[str, str]] = {}
         self._facts: dict[str, list[Fact]] = {}  # believed facts by entry type (conflicts)
         # entry id -> ids it is in open conflict with: every open conflict, read once
         # (`_load_conflicts`), plus those this build detects.
@@ -565,6 +584,7 @@ class _BuildWriter:
             self.build_id,
         )
         self._load_entry_state([e.entry_id for e in extraction.entries])
+        self._said_changes(extraction.entries)
         for entry in extraction.entries:
             self._entry(entry, outcome, timer)
         self._supersede(outcome)
@@ -702,8 +722,7 @@ class _BuildWriter:
         eid = entry.entry_id
         aligned = outcome.alignments[eid]
         evidence = [{"session_id": self.session_id, **a.to_json()} for a in aligned]
-        canonical_key = f"{entry.type}:{normalize_title(entry.title)}"
-        subject, value, previous_value = subject_fields(entry)
+        fact = self._fact_of[eid]
         said_at = _said_at(entry, outcome.transcript)
         self.append(
             ENTRY_CREATED,
@@ -715,7 +734,7 @@ class _BuildWriter:
                 "title": entry.title,
                 "content": entry.content,
                 "task": entry.task.to_json() if entry.task else None,
-                "canonical_key": canonical_key,
+                "canonical_key": fact.canonical_key,
                 "evidence": evidence,
                 "embedding_version": self.pipeline.embedding_version,
                 **entry.fact_json(),  # subject/value/previous_value/negated, when stated
@@ -727,29 +746,42 @@ class _BuildWriter:
             self.append(
                 IDRIS_CHECKED, {"entry_id": eid, **check.to_json()}, f"{eid}:{self.build_id}"
             )
-        fact = Fact(
-            eid,
-            self.session_id,
-            entry.type,
-            entry.title,
-            entry.content,
-            canonical_key,
-            subject,
-            value,
-            previous_value,
-        )
-        self._fact_of[eid] = fact
-        self._position[eid] = max((q.message_index for q in entry.evidence), default=-1)
+        if eid in self._superseded:
+            self._superseded_by(eid, *self._superseded[eid])
+            return  # not promoted, and never compared with other sessions: taken back
         self._detect_conflicts(fact)
-        if self._open_conflicts(eid) or eid in self._superseded:
-            return  # not promoted: contested (until resolved) or superseded in the session
+        if self._open_conflicts(eid):
+            return  # not promoted: contested (until resolved)
         with timer.stage("promote", accumulate=True):
-            self._promote(outcome.candidates[eid], canonical_key, check)
+            self._promote(outcome.candidates[eid], fact.canonical_key, check)
+
+    def _said_changes(self, entries: tuple[ExtractedEntry, ...]) -> None:
+        """The build's facts (`_fact_of`), and which of them the session itself took back,
+        decided before any is compared with other sessions (a statement superseded later in
+        its session must not open a conflict the person would have to settle). In the
+        order they were said (last quoted message, then extraction order), a statement
+        that contradicts an earlier one and says it changed ("now", "switched") supersedes
+        it; it is kept as history (`_superseded_by`)."""
+        for entry in entries:
+            self._fact_of[entry.entry_id] = _fact(entry, self.session_id)
+            self._position[entry.entry_id] = max(
+                (q.message_index for q in entry.evidence), default=-1
+            )
+        said = sorted(self._fact_of.values(), key=lambda f: self._position[f.entry_id])
+        for i, later in enumerate(said):
+            if not states_change(later):
+                continue
+            for earlier in said[:i]:
+                if earlier.entry_id in self._superseded:
+                    continue  # already taken back by a statement said before this one
+                if (c := within_session(later, earlier)) is not None:
+                    self._superseded[earlier.entry_id] = (later.entry_id, c.reason)
 
     def _detect_conflicts(self, fact: Fact) -> None:
         """`conflict_detected` for every believed fact from another session the new one
         contradicts, and both entries `contested` (`axiom.conflicts.detector`); then the
-        same within the session (`_within_session`)."""
+        same within the session (`_within_session`). Facts the session took back
+        (`_said_changes`) never come here."""
         if fact.entry_type not in COMPARED_TYPES:
             return
         pool = self._facts.get(fact.entry_type)
@@ -761,28 +793,22 @@ class _BuildWriter:
             for c in found:
                 self._conflict(c, statuses.get(c.older_id, "active"))
         pool.append(fact)
-        self._within_session(fact, pool)
+        self._within_session(fact)
 
-    def _within_session(self, fact: Fact, pool: list[Fact]) -> None:
-        """This build's earlier facts against the new one, in the order they were said
-        (last quoted message): a later statement saying it changed ("now", "switched")
-        supersedes the earlier one, kept as history; any other contradiction is a conflict.
-        """
-        for other in [f for f in self._fact_of.values() if f.entry_type == fact.entry_type]:
-            if other.entry_id in self._superseded or fact.entry_id in self._superseded:
-                continue
+    def _within_session(self, fact: Fact) -> None:
+        """This build's facts compared so far against the new one, the later said as the
+        newer side: a contradiction is a conflict. One whose later statement says it changed
+        never comes here: `_said_changes` superseded the earlier statement beforehand."""
+        for other in self._compared:
             ahead = self._position[fact.entry_id] >= self._position[other.entry_id]
             later, earlier = (fact, other) if ahead else (other, fact)
-            c = within_session(later, earlier)
-            if c is None:
-                continue
-            if states_change(later):
-                self._superseded_by(earlier.entry_id, later.entry_id, c.reason)
-                pool[:] = [f for f in pool if f.entry_id != earlier.entry_id]
-            else:
+            if (c := within_session(later, earlier)) is not None:
                 self._conflict(c, "active")
+        self._compared.append(fact)
 
     def _superseded_by(self, earlier: str, later: str, reason: str) -> None:
+        """`entry_status_changed` to `superseded`, appended after the earlier entry's
+        `entry_created` (the later one may come after it in the extraction)."""
         was = "contested" if self._open_conflicts(earlier) else "active"
         self.append(
             ENTRY_STATUS_CHANGED,
@@ -795,7 +821,6 @@ class _BuildWriter:
             },
             f"{earlier}:superseded:{later}",
         )
-        self._superseded.add(earlier)
 
     def _conflict(self, c: Contradiction, older_status: str) -> None:
         conflict_id = conflict_id_of(c.older_id, c.newer_id)

@@ -27,12 +27,18 @@ def _entries(db: Database) -> dict[str, tuple[str, str]]:
         return {e.title: (e.stage, e.status) for e in list_entries(conn)}
 
 
-def _said(db: Database, tmp_path: Path, *texts: str) -> None:
+def _stored_entries(db: Database) -> list[tuple]:
+    """The `entries` rows without `created_at` (when the row was written)."""
+    with db.read() as conn:
+        return conn.execute("SELECT * EXCLUDE (created_at) FROM entries ORDER BY ALL").fetchall()
+
+
+def _said(db: Database, tmp_path: Path, *texts: str, session: str = "s1") -> None:
     """One session saying `texts` in order, through the rule extractor."""
     messages = tuple(Message(i, "user", t) for i, t in enumerate(texts))
-    ingest_transcripts(db, [Transcript("s1", "p", "json", messages)])
+    ingest_transcripts(db, [Transcript(session, "p", "json", messages)])
     pipeline = Pipeline(extractor=RuleExtractor(), workdir=tmp_path / "work")
-    assert process_session(db, "s1", pipeline).status == "success"
+    assert process_session(db, session, pipeline).status == "success"
 
 
 def test_it_supersedes_the_earlier_value_when_the_later_one_says_it_changed(
@@ -90,5 +96,60 @@ def test_a_session_listing_numbered_things_contradicts_nothing(
     said = ("The service12 port is 8012.", "The service13 port is 8013.")
     _said(db, tmp_path, *said, "The service14 port is now 8014.")
     assert {status for _, status in _entries(db).values()} == {"active"}
+    with db.read() as conn:
+        assert list_conflicts(conn, "all") == []
+
+
+def test_a_value_taken_back_in_its_session_never_conflicts_with_another_session(
+    db: Database, tmp_path: Path, table_rows
+) -> None:
+    """Session b says 7000, then "now 5432": the 7000 is superseded before it is compared
+    with other sessions, so it opens no conflict with a's 5432, which b's last word agrees
+    with (and corroborates)."""
+    _said(db, tmp_path, OLD, session="a")
+    _said(
+        db,
+        tmp_path,
+        "The DB port is 7000.",
+        "Lunch was good.",
+        "The DB port is now 5432.",
+        session="b",
+    )
+    with db.read() as conn:
+        assert list_conflicts(conn, "all") == []
+        entries = {e.title.rstrip("."): e for e in list_entries(conn)}
+    a, taken_back = entries[OLD.rstrip(".")], entries["The DB port is 7000"]
+    last = entries["The DB port is now 5432"]
+    assert (a.status, taken_back.status, last.status) == ("active", "superseded", "active")
+    assert taken_back.stage == "raw"
+    assert (a.stage, last.stage) == ("certified", "certified")  # two sessions agree
+    with db.read() as conn:
+        (change,) = [
+            e.payload
+            for e in EventStore(conn).about_any(
+                "entry_id", [taken_back.entry_id], (ENTRY_STATUS_CHANGED,)
+            )
+        ]
+    assert (change["from"], change["to"], change["superseded_by"]) == (
+        "active",
+        "superseded",
+        last.entry_id,
+    )
+    before = table_rows(db, "conflicts", "conflict_facts"), _stored_entries(db)
+    rebuild_all(db)
+    assert (table_rows(db, "conflicts", "conflict_facts"), _stored_entries(db)) == before
+
+
+def test_a_change_settles_an_earlier_same_session_contradiction(
+    db: Database, tmp_path: Path
+) -> None:
+    """5432, then 6543 without a change word, then "now 7000": both earlier values are
+    superseded by the last, so no conflict is left between two retired statements."""
+    _said(db, tmp_path, OLD, "The DB port is 6543.", "The DB port is now 7000.")
+    assert _entries(db) == {
+        "The DB port is 5432": ("raw", "superseded"),
+        "The DB port is 6543": ("raw", "superseded"),
+        "The DB port is now 7000": ("verified", "active"),
+    }
     with db.read() as conn:
         assert list_conflicts(conn, "all") == []
