@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from axiom.vectors.lexical import DEFAULT_ANALYZER, Analyzer, LanceLexicalIndex
 
@@ -63,6 +64,10 @@ VECTOR_INDEX_NAME = "vector_idx"
 # build (bench_ivf `rebuild<step>x<growth>`, README scale); the row count of that build
 # is kept in the vector column's field metadata under this key, so it lives in the table.
 VECTOR_INDEX_GROWTH = 2.0
+# The outbox writer's default for building the vector index (`ensure_vector_index`).
+VECTOR_INDEX_MIN_ROWS = 50_000
+# Rows per batch when forgetting reads a table (ids, then the survivors it rewrites).
+PURGE_BATCH_ROWS = 8192
 BUILT_ROWS_KEY = "axiom:vector_index_built_rows"
 
 
@@ -279,7 +284,7 @@ class LanceStore:
         return True
 
     def ensure_vector_index(
-        self, min_rows: int = 50_000, growth: float = VECTOR_INDEX_GROWTH
+        self, min_rows: int = VECTOR_INDEX_MIN_ROWS, growth: float = VECTOR_INDEX_GROWTH
     ) -> bool:
         """Build the IVF_FLAT cosine index (sqrt(rows) partitions) once the table has
         `min_rows` rows, and build it again from scratch once the table has `growth` times
@@ -471,7 +476,13 @@ def build_vector_index_if_grown(
     return True
 
 
-def purge_rows(lancedb_dir: Path | str, ids: Sequence[str], session_ids: Sequence[str]) -> int:
+def purge_rows(
+    lancedb_dir: Path | str,
+    ids: Sequence[str],
+    session_ids: Sequence[str],
+    *,
+    vector_index_min_rows: int = VECTOR_INDEX_MIN_ROWS,
+) -> int:
     """Forgetting: delete the rows of `ids` and every message/context row of `session_ids`
     from every table in `lancedb_dir` so their text is nowhere on disk. Returns the rows
     deleted. Runs under the writer lock; a missing directory is a no-op.
@@ -479,7 +490,12 @@ def purge_rows(lancedb_dir: Path | str, ids: Sequence[str], session_ids: Sequenc
     A delete only marks rows deleted: their data file (which LanceDB's compaction rewrites
     only once a tenth of it is deleted) and the FTS and vector indices keep their text,
     terms and vectors. So a table that loses rows is rewritten from its survivors, its
-    indices built again, and every earlier version dropped with no grace period."""
+    indices built again, and every earlier version dropped with no grace period.
+
+    Idempotent, so a forget cut short is finished by running it again (`finish_pending`):
+    a table is also rewritten when it still has deleted rows (the writer's `delete_ids`,
+    or the rows an earlier purge found) or older versions (an earlier purge that stopped
+    before its cleanup), and gets back an index it lacks (`_restore_indices`)."""
     directory = Path(lancedb_dir)
     if not directory.is_dir():
         return 0
@@ -493,33 +509,32 @@ def purge_rows(lancedb_dir: Path | str, ids: Sequence[str], session_ids: Sequenc
         db = lancedb.connect(directory)
         for name in db.list_tables().tables:
             table = db.open_table(name)
-            present = table.search().select(["id"]).limit(None).to_arrow().column("id")
-            doomed = [i for i in present.to_pylist() if i in wanted or i.startswith(prefixes)]
-            if doomed:
-                _rewrite_without(db, table, doomed, store.lexical)
-                deleted += len(doomed)
+            doomed = _doomed_ids(table, wanted, prefixes)
+            _purge_table(db, table, doomed, store.lexical, vector_index_min_rows)
+            deleted += len(doomed)
     return deleted
 
 
-def _rewrite_without(
-    db: Any, table: Any, doomed: Sequence[str], lexical: LanceLexicalIndex
+def _doomed_ids(table: Any, wanted: set[str], prefixes: tuple[str, ...]) -> list[str]:
+    """The ids of `table` to forget, read a chunk at a time (only ids, never the table)."""
+    doomed: list[str] = []
+    for batch in _chunks(table, ["id"]):
+        doomed.extend(
+            i for i in batch.column("id").to_pylist() if i in wanted or i.startswith(prefixes)
+        )
+    return doomed
+
+
+def _purge_table(
+    db: Any, table: Any, doomed: Sequence[str], lexical: LanceLexicalIndex, vector_min_rows: int
 ) -> None:
-    """Replace `table` by its rows other than `doomed`, with the indices it had, and remove
-    every older version's files (see `purge_rows`)."""
+    """Rewrite `table` without `doomed` if it (or an older version, or a deleted row) may
+    hold text to forget, give it the indices it should have, and drop every older version."""
     had_fts = LanceStore._index_on(table, LEX_COLUMN) is not None
     had_vector = LanceStore._index_on(table, VECTOR_COLUMN) is not None
-    quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in doomed)
-    survivors = table.search().where(f"id NOT IN ({quoted})").limit(None).to_arrow()
-    schema = pa.schema(
-        [f.with_metadata(None) for f in table.schema], metadata=table.schema.metadata
-    )
-    table = db.create_table(
-        table.name, data=survivors.cast(schema), schema=schema, mode="overwrite"
-    )
-    if had_fts:
-        lexical.create(table, replace=True)
-    if had_vector:
-        build_vector_index_if_grown(table, min_rows=1, growth=VECTOR_INDEX_GROWTH)
+    if doomed or _holds_history(table):
+        table = _rewrite_without(db, table, doomed)
+    _restore_indices(table, lexical, had_fts, had_vector, vector_min_rows)
     with warnings.catch_warnings():
         # LanceDB warns that a zero grace period breaks concurrent readers and writers of
         # older versions. That is the point here (no version holding the forgotten text
@@ -528,4 +543,60 @@ def _rewrite_without(
         warnings.filterwarnings(
             "ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning
         )
-        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+        # twice: optimize may commit an index update after its own cleanup, and a second
+        # version left would make the next purge rewrite this table again (`_holds_history`)
+        for _ in range(2):
+            table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+
+
+def _holds_history(table: Any) -> bool:
+    """True when `table` keeps rows or versions beyond its live rows: deleted rows still in
+    a data file, or an older version (whose files and indices may hold any earlier row)."""
+    versions = table.list_versions()
+    if len(versions) != 1:
+        return True
+    summary = versions[0].get("metadata") or {}
+    return int(summary.get("total_deletion_file_rows", 1)) > 0
+
+
+def _rewrite_without(db: Any, table: Any, doomed: Sequence[str]) -> Any:
+    """Replace `table` by its rows other than `doomed`, streamed a chunk at a time (the
+    table never sits whole in memory); the new version has no index. Returns its handle."""
+    schema = pa.schema(  # the vector field's build record goes with the old index
+        [f.with_metadata(None) for f in table.schema], metadata=table.schema.metadata
+    )
+    gone = pa.array(doomed, pa.string())
+
+    def survivors() -> Iterator[pa.RecordBatch]:
+        for batch in _chunks(table):
+            if len(gone):
+                batch = batch.filter(pc.invert(pc.is_in(batch.column("id"), value_set=gone)))
+            yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+
+    reader = pa.RecordBatchReader.from_batches(schema, survivors())
+    return db.create_table(table.name, data=reader, schema=schema, mode="overwrite")
+
+
+def _chunks(table: Any, columns: Sequence[str] = ()) -> Iterator[pa.RecordBatch]:
+    """`table`'s rows (its `columns`, default all) `PURGE_BATCH_ROWS` at a time, taken by
+    offset. A scan (`to_batches`) reads ahead as far as LanceDB's I/O buffer lets it, which
+    held a whole 200k-row table in memory (README, forgetting); a take holds one chunk."""
+    rows = int(table.count_rows())
+    for start in range(0, rows, PURGE_BATCH_ROWS):
+        take = table.take_offsets(list(range(start, min(rows, start + PURGE_BATCH_ROWS))))
+        yield from (take.select(list(columns)) if columns else take).to_arrow().to_batches()
+
+
+def _restore_indices(
+    table: Any, lexical: LanceLexicalIndex, had_fts: bool, had_vector: bool, vector_min_rows: int
+) -> None:
+    """Build the indices `table` lacks but should have: FTS when it had one or has rows (the
+    writer creates it on its first write); the vector index when it had one or has the
+    writer's `vector_min_rows`, unless its vectors are AXIOM_EMBEDDER=none's constants."""
+    rows = int(table.count_rows())
+    if (had_fts or rows > 0) and LanceStore._index_on(table, LEX_COLUMN) is None:
+        lexical.create(table, replace=True)
+    dim = table.schema.field(VECTOR_COLUMN).type.list_size
+    wants_vector = rows > 0 and dim > 1 and (had_vector or rows >= vector_min_rows)
+    if wants_vector and LanceStore._index_on(table, VECTOR_COLUMN) is None:
+        build_vector_index_if_grown(table, min_rows=1, growth=VECTOR_INDEX_GROWTH)

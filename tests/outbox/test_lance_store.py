@@ -21,6 +21,7 @@ from axiom.vectors.lance_store import (
     purge_rows,
     table_name,
 )
+from axiom.vectors.lexical import LanceLexicalIndex
 from tests.outbox.support import by_status, jobs, session
 
 DIM = 8
@@ -253,7 +254,7 @@ def _files_holding(directory: Path, needle: bytes) -> list[str]:
     return [str(p) for p in directory.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
-def test_purging_a_few_rows_leaves_their_text_nowhere_on_disk(small: LanceStore) -> None:
+def _indexed_table_with_a_session_to_forget(store: LanceStore) -> None:
     kept = _rows(*(f"entry:e{i}" for i in range(200)), text="ordinary sunny afternoon")
     forgotten = [
         {**row, "kind": "message", "session_id": "s-gone", "message_index": n}
@@ -261,21 +262,84 @@ def test_purging_a_few_rows_leaves_their_text_nowhere_on_disk(small: LanceStore)
             _rows(*(f"message:s-gone:{n}" for n in range(3)), text="zebracorn vault")
         )
     ]
-    with small.writer_lock():
-        small.upsert(kept + forgotten)  # one fragment, 1.5 % of it forgotten
-        small.ensure_fts_index()
-        small.ensure_vector_index(min_rows=100)
-    assert _files_holding(small.lancedb_dir, b"zebracorn")
+    with store.writer_lock():
+        store.upsert(kept + forgotten)  # one fragment, 1.5 % of it forgotten
+        store.ensure_fts_index()
+        store.ensure_vector_index(min_rows=100)
+    assert _files_holding(store.lancedb_dir, b"zebracorn")
+
+
+def _assert_forgotten_and_searchable(store: LanceStore) -> None:
+    assert _files_holding(store.lancedb_dir, b"zebracorn") == []
+    table = store.open_table_for_read(timedelta(0))
+    assert table.count_rows() == 200
+    assert len(table.list_versions()) == 1
+    assert sorted(i.columns[0] for i in table.list_indices()) == ["lex_terms", "vector"]
+    assert len(store.lexical.search(table, "sunny afternoon", k=300)) == 200
+    with store.writer_lock():
+        assert store.vector_index_built_rows() == 200
+
+
+def test_purging_a_few_rows_leaves_their_text_nowhere_on_disk(small: LanceStore) -> None:
+    _indexed_table_with_a_session_to_forget(small)
 
     assert purge_rows(small.lancedb_dir, [], ["s-gone"]) == 3
 
-    assert _files_holding(small.lancedb_dir, b"zebracorn") == []
-    table = small.open_table_for_read(timedelta(0))
-    assert table.count_rows() == 200
-    assert sorted(i.columns[0] for i in table.list_indices()) == ["lex_terms", "vector"]
-    assert len(small.lexical.search(table, "sunny afternoon", k=300)) == 200
-    with small.writer_lock():
-        assert small.vector_index_built_rows() == 200
+    _assert_forgotten_and_searchable(small)
+
+
+def test_a_purge_cut_short_after_its_rewrite_is_finished_by_the_next(
+    small: LanceStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _indexed_table_with_a_session_to_forget(small)
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    with monkeypatch.context() as patched:  # the rewrite is committed, the FTS build fails
+        patched.setattr(LanceLexicalIndex, "create", fail)
+        with pytest.raises(OSError, match="disk full"):
+            purge_rows(small.lancedb_dir, [], ["s-gone"])
+    assert _files_holding(small.lancedb_dir, b"zebracorn")  # in the versions before it
+
+    # finish_pending runs it again: the current version no longer holds the rows (its
+    # writer builds the vector index from 100 rows, as ensure_vector_index above)
+    assert purge_rows(small.lancedb_dir, [], ["s-gone"], vector_index_min_rows=100) == 0
+
+    _assert_forgotten_and_searchable(small)
+
+
+@pytest.mark.parametrize("versions_left", ["some", "one"])
+def test_rows_the_writer_deleted_before_the_purge_leave_no_text_behind(
+    small: LanceStore, versions_left: str
+) -> None:
+    _indexed_table_with_a_session_to_forget(small)
+    with small.writer_lock():  # the outbox deletes the rows first (1.5 %: never compacted)
+        small.delete_ids([f"message:s-gone:{n}" for n in range(3)])
+        small.optimize()
+        if versions_left == "one":  # as if the writer's cleanup ran minutes later
+            with pytest.warns(UserWarning, match="removes every version except the latest"):
+                small._write_table().optimize(
+                    cleanup_older_than=timedelta(0), delete_unverified=True
+                )
+            assert len(small._write_table().list_versions()) == 1
+    assert _files_holding(small.lancedb_dir, b"zebracorn")
+
+    assert purge_rows(small.lancedb_dir, [], ["s-gone"]) == 0
+
+    _assert_forgotten_and_searchable(small)
+
+
+def test_a_purge_leaves_a_table_with_nothing_to_forget_as_it_is(small: LanceStore) -> None:
+    _indexed_table_with_a_session_to_forget(small)
+    purge_rows(small.lancedb_dir, [], ["s-gone"])
+    version = small.open_table_for_read(timedelta(0)).version
+    files = sorted(p for p in small.table_path.rglob("*") if p.is_file())
+
+    assert purge_rows(small.lancedb_dir, ["entry:nobody"], ["s-other"]) == 0
+
+    assert small.open_table_for_read(timedelta(0)).version == version
+    assert sorted(p for p in small.table_path.rglob("*") if p.is_file()) == files
 
 
 def test_the_writer_keeps_writing_after_a_purge_rewrote_the_table(small: LanceStore) -> None:
