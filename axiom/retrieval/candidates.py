@@ -166,9 +166,11 @@ class CandidateSource:
             ) from exc
 
     def lexical_rows(
-        self, table: Table, terms: list[str], kinds: Sequence[str]
+        self, table: Table, terms: list[str], kinds: Sequence[str], with_terms: bool = True
     ) -> tuple[list[Row], float]:
-        """BM25 rows for `terms` (own and context rows), and the milliseconds it took."""
+        """BM25 rows for `terms` (own and context rows), and the milliseconds it took.
+        Without `with_terms` the rows leave out their analyzed terms (the feedback query
+        needs only which rows and their scores, and the long column is dear to fetch)."""
         # lancedb is heavy to import: loaded on the first full-text query, not with the module.
         from lancedb.query import MatchQuery
 
@@ -179,7 +181,7 @@ class CandidateSource:
         where = kind_filter(kinds)
         if where:
             builder = builder.where(where, prefilter=True)
-        columns = [*ROW_COLUMNS, "lex_terms", "_score"]
+        columns = [*ROW_COLUMNS, *(["lex_terms"] if with_terms else []), "_score"]
         rows = self._run(lambda: builder.limit(2 * self.per_source).select(columns).to_list())
         return rows, elapsed_ms(t0)
 

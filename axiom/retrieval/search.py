@@ -397,7 +397,9 @@ class SearchService:
 
         def ask(terms: list[str]) -> dict[str, View] | None:
             try:
-                rows, timings["feedback"] = self.candidates.lexical_rows(table, terms, kinds)
+                rows, timings["feedback"] = self.candidates.lexical_rows(
+                    table, terms, kinds, with_terms=False
+                )
             except SearchUnavailable as exc:  # e.g. a forget swapped the table meanwhile
                 log.warning("search feedback query failed, ranking without it: %s", exc)
                 return None

@@ -115,11 +115,11 @@ def test_a_failed_feedback_query_leaves_the_first_ranking(
     first_query = chats.candidates.lexical_rows
     calls: list[list[str]] = []
 
-    def second_fails(table: Any, terms: list[str], kinds: Any) -> Any:
+    def second_fails(table: Any, terms: list[str], kinds: Any, **how: Any) -> Any:
         calls.append(terms)
         if len(calls) > 1:
             raise SearchUnavailable("the table was swapped")
-        return first_query(table, terms, kinds)
+        return first_query(table, terms, kinds, **how)
 
     monkeypatch.setattr(chats.candidates, "lexical_rows", second_fails)
     found = chats.search(question, k=10, kinds=("message",))
