@@ -21,7 +21,7 @@ from axiom.conflicts.queries import believed_facts, get_fact
 from axiom.entries.queries import EntryRow, corroboration_pool, get_entry
 from axiom.extract.types import normalize_title
 from axiom.graduation.candidate import CandidateEntry, EvidenceSpan
-from axiom.graduation.corroboration import MemoryIndex, MemoryWords
+from axiom.graduation.corroboration import MemoryWords, pool_index
 from axiom.graduation.idris import CheckResult
 from axiom.graduation.policy import GraduationPolicy
 from axiom.store.event_types import (
@@ -75,9 +75,7 @@ def _corroborating(conn: duckdb.DuckDBPyConnection, entry: EntryRow) -> list[tup
     """(entry_id, session_id, stage) of the verified entries of other sessions stating the
     same memory, as the pipeline finds them (`_BuildWriter._corroborating`)."""
     rows = corroboration_pool(conn, entry.entry_type, entry.session_id or "")
-    index = MemoryIndex(
-        ((r[0], r[1], r[2]), r[4], MemoryWords.of(entry.entry_type, r[3])) for r in rows
-    )
+    index = pool_index(entry.entry_type, rows)
     key = entry.canonical_key or f"{entry.entry_type}:{normalize_title(entry.title)}"
     found = dict.fromkeys(index.matching(key, MemoryWords.of(entry.entry_type, entry.title)))
     fact = get_fact(conn, entry.entry_id)

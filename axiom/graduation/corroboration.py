@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -123,3 +123,18 @@ class MemoryIndex(Generic[T]):
             and same_memory(words, self._items[p][1])
         )
         return [self._items[p][0] for p in sorted(found)]
+
+
+PoolRow = tuple[str, str, str, str, str | None]  # entry_id, session_id, stage, title, key
+Sibling = tuple[str, str, str]  # entry_id, session_id, stage
+
+
+def pool_index(
+    entry_type: str,
+    rows: Sequence[PoolRow],
+    words_of: Callable[[str, str], MemoryWords] = MemoryWords.of,
+) -> MemoryIndex[Sibling]:
+    """The corroboration pool (`axiom.entries.queries.corroboration_pool` rows) indexed for
+    `matching`, each item (entry_id, session_id, stage): the pipeline and a conflict's
+    resolution find corroboration the same way."""
+    return MemoryIndex(((r[0], r[1], r[2]), r[4], words_of(entry_type, r[3])) for r in rows)

@@ -41,7 +41,7 @@ from axiom.entries.queries import corroboration_pool
 from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote, quote_hash
 from axiom.extract.types import ExtractedEntry, ExtractionResult, normalize_title
 from axiom.graduation.candidate import CandidateEntry, EvidenceSpan
-from axiom.graduation.corroboration import MemoryIndex, MemoryWords
+from axiom.graduation.corroboration import MemoryIndex, MemoryWords, pool_index
 from axiom.graduation.idris import CheckResult, IdrisChecker
 from axiom.graduation.invariants import VALIDATOR_VERSION
 from axiom.graduation.policy import GraduationPolicy
@@ -884,9 +884,7 @@ class _BuildWriter:
         if pool is None:  # once per type and build, indexed by key and content word
             rows = corroboration_pool(self.conn, candidate.entry_type, self.session_id)
             self._pool_rows[candidate.entry_type] = {r[0]: (r[0], r[1], r[2]) for r in rows}
-            pool = MemoryIndex(
-                ((r[0], r[1], r[2]), r[4], _memory_words(candidate.entry_type, r[3])) for r in rows
-            )
+            pool = pool_index(candidate.entry_type, rows, _memory_words)
             self._pools[candidate.entry_type] = pool
         words = _memory_words(candidate.entry_type, candidate.title)
         matched = dict.fromkeys(pool.matching(canonical_key, words))
