@@ -172,15 +172,21 @@ def entry_history(conn: duckdb.DuckDBPyConnection, entry_id: str) -> list[dict[s
 
 
 def corroboration_pool(
-    conn: duckdb.DuckDBPyConnection, entry_type: str, session_id: str
+    conn: duckdb.DuckDBPyConnection,
+    entry_type: str,
+    session_id: str,
+    statuses: tuple[str, ...] = ("active",),
 ) -> list[tuple[str, str, str, str, str | None]]:
-    """(entry_id, session_id, stage, title, canonical_key) of the active verified-or-better
-    entries of a type from other sessions: what a new entry may be corroborated by."""
+    """(entry_id, session_id, stage, title, canonical_key) of the verified-or-better
+    entries of a type from other sessions with one of `statuses`: what a new entry may be
+    corroborated by (the pipeline also reads contested ones, whose conflict a build may
+    settle, and leaves out those still in an open conflict)."""
     return conn.execute(
         "SELECT entry_id, session_id, stage, title, canonical_key FROM entries"
         " WHERE entry_type = ? AND session_id IS DISTINCT FROM ?"
-        " AND stage IN ('verified', 'certified') AND status = 'active' ORDER BY entry_id",
-        [entry_type, session_id],
+        " AND stage IN ('verified', 'certified') AND status IN (SELECT unnest(?))"
+        " ORDER BY entry_id",
+        [entry_type, session_id, list(statuses)],
     ).fetchall()
 
 

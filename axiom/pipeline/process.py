@@ -51,6 +51,7 @@ from axiom.store.event_types import (
     BUILD_FINISHED,
     BUILD_STARTED,
     CONFLICT_DETECTED,
+    CONFLICT_RESOLVED,
     ENTRY_APPROVED,
     ENTRY_CREATED,
     ENTRY_PROMOTED,
@@ -498,9 +499,11 @@ class _BuildWriter:
         # superseded within the session by this build: entry id -> (by entry id, reason)
         self._superseded: dict[str, tuple[str, str]] = {}
         self._facts: dict[str, list[Fact]] = {}  # believed facts by entry type (conflicts)
-        # entry id -> ids it is in open conflict with: every open conflict, read once
-        # (`_load_conflicts`), plus those this build detects.
-        self._contested: dict[str, set[str]] | None = None
+        # entry id -> id it is in open conflict with -> (older id, newer id) of that
+        # conflict: every open conflict, read once (`_load_conflicts`), plus those this
+        # build detects, less those it settles (`_settle_taken_back`).
+        self._contested: dict[str, dict[str, tuple[str, str]]] | None = None
+        self._left_contested: set[str] = set()  # settled here, still `contested` (stored)
         self._stages: dict[str, str] = {}  # this build's entries: stage as of the events so far
         self._approvers: dict[str, str | None] = {}  # this build's entries: who approved
         self._pending: list[NewEvent] = []  # appended, not yet written (`flush`)
@@ -608,13 +611,16 @@ class _BuildWriter:
                 self._approvers.setdefault(eid, event.payload.get("approved_by"))
         self._load_conflicts()
 
-    def _load_conflicts(self) -> dict[str, set[str]]:
+    def _load_conflicts(self) -> dict[str, dict[str, tuple[str, str]]]:
         if self._contested is None:
             self._contested = {}
             for c in list_conflicts(self.conn, "open"):
-                self._contested.setdefault(c.older_id, set()).add(c.newer_id)
-                self._contested.setdefault(c.newer_id, set()).add(c.older_id)
+                self._opened(c.older_id, c.newer_id)
         return self._contested
+
+    def _opened(self, older: str, newer: str) -> None:
+        for eid, other in ((older, newer), (newer, older)):
+            self._load_conflicts().setdefault(eid, {})[other] = (older, newer)
 
     def _supersede(self, outcome: _Outcome) -> None:
         """Entries built from an earlier ingest of this session that this build did not
@@ -809,18 +815,57 @@ class _BuildWriter:
     def _superseded_by(self, earlier: str, later: str, reason: str) -> None:
         """`entry_status_changed` to `superseded`, appended after the earlier entry's
         `entry_created` (the later one may come after it in the extraction)."""
-        was = "contested" if self._open_conflicts(earlier) else "active"
+        contested = self._open_conflicts(earlier) or earlier in self._left_contested
         self.append(
             ENTRY_STATUS_CHANGED,
             {
                 "entry_id": earlier,
-                "from": was,
+                "from": "contested" if contested else "active",
                 "to": "superseded",
                 "superseded_by": later,
                 "reason": f"said to have changed later in session {self.session_id}: {reason}",
             },
             f"{earlier}:superseded:{later}",
         )
+        self._settle_taken_back(earlier, later)
+
+    def _settle_taken_back(self, earlier: str, later: str) -> None:
+        """Conflicts an earlier build opened on a statement its session has now taken back
+        (the session grew and was imported again) are settled for the other side: the
+        session's own later word ended them, so no person is asked. `conflict_resolved`
+        by the session, the taken-back side superseded (`_superseded_by`), the other side
+        `active` again unless another conflict (or its own taking back) holds it."""
+        open_ = self._load_conflicts()
+        for other, (older, newer) in sorted(open_.pop(earlier, {}).items()):
+            conflict_id = conflict_id_of(older, newer)
+            open_.get(other, {}).pop(earlier, None)
+            self.append(
+                CONFLICT_RESOLVED,
+                {
+                    "conflict_id": conflict_id,
+                    "choice": "keep_older" if earlier == newer else "keep_newer",
+                    "who": f"session {self.session_id}",
+                    "note": f"{earlier} was taken back later in its session by {later}",
+                    "older_id": older,
+                    "newer_id": newer,
+                },
+                conflict_id,
+            )
+            if self._open_conflicts(other) or other in self._superseded:
+                self._left_contested.add(other)
+                continue
+            self.append(
+                ENTRY_STATUS_CHANGED,
+                {
+                    "entry_id": other,
+                    "from": "contested",
+                    "to": "active",
+                    "superseded_by": None,
+                    "reason": f"conflict {conflict_id} settled: the other side was taken back",
+                    "conflict_id": conflict_id,
+                },
+                f"{other}:active:{conflict_id}",
+            )
 
     def _conflict(self, c: Contradiction, older_status: str) -> None:
         conflict_id = conflict_id_of(c.older_id, c.newer_id)
@@ -830,7 +875,7 @@ class _BuildWriter:
             conflict_id,
         )
         for eid, was in ((c.older_id, older_status), (c.newer_id, "active")):
-            if self._open_conflicts(eid) or was == "contested":
+            if self._open_conflicts(eid) or was == "contested" or eid in self._left_contested:
                 was = "contested"
             else:
                 self.append(
@@ -845,11 +890,12 @@ class _BuildWriter:
                     },
                     f"{eid}:contested:{conflict_id}",
                 )
-            self._load_conflicts().setdefault(eid, set()).add(c.other_of(eid))
+        self._opened(c.older_id, c.newer_id)
 
-    def _open_conflicts(self, entry_id: str) -> set[str]:
-        """Ids of the entries `entry_id` is in open conflict with (this build and before)."""
-        return self._load_conflicts().get(entry_id, set())
+    def _open_conflicts(self, entry_id: str) -> dict[str, tuple[str, str]]:
+        """The entries `entry_id` is in open conflict with (this build and before), each
+        with its conflict's (older id, newer id)."""
+        return self._load_conflicts().get(entry_id, {})
 
     def _promote(
         self, candidate: CandidateEntry, canonical_key: str, check: CheckResult | None
@@ -882,7 +928,9 @@ class _BuildWriter:
         same memory: the same canonical key, or a restatement (`same_memory`)."""
         pool = self._pools.get(candidate.entry_type)
         if pool is None:  # once per type and build, indexed by key and content word
-            rows = corroboration_pool(self.conn, candidate.entry_type, self.session_id)
+            rows = corroboration_pool(
+                self.conn, candidate.entry_type, self.session_id, ("active", "contested")
+            )
             self._pool_rows[candidate.entry_type] = {r[0]: (r[0], r[1], r[2]) for r in rows}
             pool = pool_index(candidate.entry_type, rows, _memory_words)
             self._pools[candidate.entry_type] = pool

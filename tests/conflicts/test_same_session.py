@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from axiom.conflicts.queries import list_conflicts
-from axiom.entries.queries import list_entries
+from axiom.conflicts.queries import get_conflict, list_conflicts
+from axiom.entries.queries import EntryRow, list_entries
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
@@ -100,6 +100,16 @@ def test_a_session_listing_numbered_things_contradicts_nothing(
         assert list_conflicts(conn, "all") == []
 
 
+TAKEN_BACK, TAKES_BACK = "The DB port is 7000", "The DB port is now 5432"
+
+
+def _b_takes_7000_back(db: Database, tmp_path: Path) -> dict[str, EntryRow]:
+    """Session b says 7000, small talk, then "now 5432"; the entries by title."""
+    _said(db, tmp_path, f"{TAKEN_BACK}.", "Lunch was good.", f"{TAKES_BACK}.", session="b")
+    with db.read() as conn:
+        return {e.title.rstrip("."): e for e in list_entries(conn)}
+
+
 def test_a_value_taken_back_in_its_session_never_conflicts_with_another_session(
     db: Database, tmp_path: Path, table_rows
 ) -> None:
@@ -107,19 +117,10 @@ def test_a_value_taken_back_in_its_session_never_conflicts_with_another_session(
     with other sessions, so it opens no conflict with a's 5432, which b's last word agrees
     with (and corroborates)."""
     _said(db, tmp_path, OLD, session="a")
-    _said(
-        db,
-        tmp_path,
-        "The DB port is 7000.",
-        "Lunch was good.",
-        "The DB port is now 5432.",
-        session="b",
-    )
+    entries = _b_takes_7000_back(db, tmp_path)
     with db.read() as conn:
         assert list_conflicts(conn, "all") == []
-        entries = {e.title.rstrip("."): e for e in list_entries(conn)}
-    a, taken_back = entries[OLD.rstrip(".")], entries["The DB port is 7000"]
-    last = entries["The DB port is now 5432"]
+    a, taken_back, last = entries[OLD.rstrip(".")], entries[TAKEN_BACK], entries[TAKES_BACK]
     assert (a.status, taken_back.status, last.status) == ("active", "superseded", "active")
     assert taken_back.stage == "raw"
     assert (a.stage, last.stage) == ("certified", "certified")  # two sessions agree
@@ -153,3 +154,43 @@ def test_a_change_settles_an_earlier_same_session_contradiction(
     }
     with db.read() as conn:
         assert list_conflicts(conn, "all") == []
+
+
+def test_a_grown_session_taking_its_value_back_settles_the_conflict_it_opened(
+    db: Database, tmp_path: Path, table_rows
+) -> None:
+    """Session b said 7000 against a's 5432 (a conflict); b grew and, imported again, now
+    says "now 5432": the conflict is settled by b itself (no person asked), b's 7000 is
+    superseded, a's 5432 is active again, and a replay gives the same tables."""
+    _said(db, tmp_path, OLD, session="a")
+    _said(db, tmp_path, f"{TAKEN_BACK}.", session="b")
+    with db.read() as conn:
+        (opened,) = list_conflicts(conn, "open")
+    entries = _b_takes_7000_back(db, tmp_path)
+    with db.read() as conn:
+        assert list_conflicts(conn, "open") == []
+        settled = get_conflict(conn, opened.conflict_id)
+    assert settled is not None and settled.status == "resolved"
+    assert (settled.resolution, settled.resolved_by) == ("keep_older", "session b")
+    a, taken_back, last = entries[OLD.rstrip(".")], entries[TAKEN_BACK], entries[TAKES_BACK]
+    assert (a.status, taken_back.status, last.status) == ("active", "superseded", "active")
+    assert (a.stage, last.stage) == ("certified", "certified")  # two sessions agree now
+    before = table_rows(db, "conflicts", "conflict_facts"), _stored_entries(db)
+    rebuild_all(db)
+    assert (table_rows(db, "conflicts", "conflict_facts"), _stored_entries(db)) == before
+
+
+def test_a_grown_session_settling_its_own_conflict_leaves_both_sides_superseded(
+    db: Database, tmp_path: Path
+) -> None:
+    """5432 and 6543 without a change word conflict; the session grows with "now 7000":
+    the conflict is settled and both earlier statements end superseded, not active."""
+    _said(db, tmp_path, OLD, "The DB port is 6543.")
+    _said(db, tmp_path, OLD, "The DB port is 6543.", "The DB port is now 7000.")
+    assert _entries(db) == {
+        "The DB port is 5432": ("verified", "superseded"),  # verified before 6543 was said
+        "The DB port is 6543": ("raw", "superseded"),
+        "The DB port is now 7000": ("verified", "active"),
+    }
+    with db.read() as conn:
+        assert list_conflicts(conn, "open") == []
