@@ -1,6 +1,6 @@
 """A kept entry graduates once its conflict is resolved, as if it had never been contested.
 
-The pipeline holds a contested entry back (`_BuildWriter._entry` skips graduation while a
+The pipeline holds a contested entry back (`BuildConflicts.weigh`: no graduation while a
 conflict is open), and a build runs once per session, so nothing would ever promote it
 again. `graduate_kept` runs the same `GraduationPolicy` over the entry as stored — its
 aligned evidence, the validator's last `idris_checked` result, the sessions of verified

@@ -28,15 +28,8 @@ import axiom.projections
 from axiom.builds.projector import BuildSpec, StageMetric
 from axiom.conflicts.detector import (
     COMPARED_TYPES,
-    Contradiction,
-    Fact,
-    contradictions,
     restates,
-    states_change,
-    within_session,
 )
-from axiom.conflicts.projector import subject_fields
-from axiom.conflicts.queries import believed_facts, fact_statuses, list_conflicts
 from axiom.entries.queries import corroboration_pool
 from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote, quote_hash
 from axiom.extract.types import ExtractedEntry, ExtractionResult, normalize_title
@@ -46,12 +39,11 @@ from axiom.graduation.idris import CheckResult, IdrisChecker
 from axiom.graduation.invariants import VALIDATOR_VERSION
 from axiom.graduation.policy import GraduationPolicy
 from axiom.ingest.transcript import Transcript
+from axiom.pipeline.build_conflicts import BuildConflicts
 from axiom.store.db import Database
 from axiom.store.event_types import (
     BUILD_FINISHED,
     BUILD_STARTED,
-    CONFLICT_DETECTED,
-    CONFLICT_RESOLVED,
     ENTRY_APPROVED,
     ENTRY_CREATED,
     ENTRY_PROMOTED,
@@ -441,28 +433,6 @@ def process_session(
     return write_projecting(db, lambda conn: write_build(conn, build, project))
 
 
-def conflict_id_of(older_id: str, newer_id: str) -> str:
-    """`cf_` + 16 hex of sha256 over the two entry ids: one conflict per pair."""
-    return "cf_" + hashlib.sha256(f"{older_id}|{newer_id}".encode()).hexdigest()[:16]
-
-
-def _fact(entry: ExtractedEntry, session_id: str | None) -> Fact:
-    """What conflict detection compares of an extracted entry."""
-    subject, value, previous_value = subject_fields(entry)
-    canonical_key = f"{entry.type}:{normalize_title(entry.title)}"
-    return Fact(
-        entry.entry_id,
-        session_id,
-        entry.type,
-        entry.title,
-        entry.content,
-        canonical_key,
-        subject,
-        value,
-        previous_value,
-    )
-
-
 def _said_at(entry: ExtractedEntry, transcript: Transcript) -> str | None:
     """When the entry's source was complete: the latest timestamp of the messages it
     quotes (else the session's start), as stored. "As of" views filter on it."""
@@ -493,17 +463,7 @@ class _BuildWriter:
         self.appended = 0
         self._pools: dict[str, MemoryIndex[tuple[str, str, str]]] = {}  # by entry type
         self._pool_rows: dict[str, dict[str, tuple[str, str, str]]] = {}  # type -> id -> row
-        self._fact_of: dict[str, Fact] = {}  # this build's facts by entry id (`_said_changes`)
-        self._position: dict[str, int] = {}  # this build's entries: last quoted message
-        self._compared: list[Fact] = []  # this build's facts compared so far (`_within_session`)
-        # superseded within the session by this build: entry id -> (by entry id, reason)
-        self._superseded: dict[str, tuple[str, str]] = {}
-        self._facts: dict[str, list[Fact]] = {}  # believed facts by entry type (conflicts)
-        # entry id -> id it is in open conflict with -> (older id, newer id) of that
-        # conflict: every open conflict, read once (`_load_conflicts`), plus those this
-        # build detects, less those it settles (`_settle_taken_back`).
-        self._contested: dict[str, dict[str, tuple[str, str]]] | None = None
-        self._left_contested: set[str] = set()  # settled here, still `contested` (stored)
+        self.conflicts = BuildConflicts(conn, self.session_id, self.append)
         self._stages: dict[str, str] = {}  # this build's entries: stage as of the events so far
         self._approvers: dict[str, str | None] = {}  # this build's entries: who approved
         self._pending: list[NewEvent] = []  # appended, not yet written (`flush`)
@@ -587,7 +547,7 @@ class _BuildWriter:
             self.build_id,
         )
         self._load_entry_state([e.entry_id for e in extraction.entries])
-        self._said_changes(extraction.entries)
+        self.conflicts.said_changes(extraction.entries)
         for entry in extraction.entries:
             self._entry(entry, outcome, timer)
         self._supersede(outcome)
@@ -609,18 +569,7 @@ class _BuildWriter:
                 self._stages[eid] = event.payload["to"]
             else:
                 self._approvers.setdefault(eid, event.payload.get("approved_by"))
-        self._load_conflicts()
-
-    def _load_conflicts(self) -> dict[str, dict[str, tuple[str, str]]]:
-        if self._contested is None:
-            self._contested = {}
-            for c in list_conflicts(self.conn, "open"):
-                self._opened(c.older_id, c.newer_id)
-        return self._contested
-
-    def _opened(self, older: str, newer: str) -> None:
-        for eid, other in ((older, newer), (newer, older)):
-            self._load_conflicts().setdefault(eid, {})[other] = (older, newer)
+        self.conflicts.open_by_entry()
 
     def _supersede(self, outcome: _Outcome) -> None:
         """Entries built from an earlier ingest of this session that this build did not
@@ -728,7 +677,7 @@ class _BuildWriter:
         eid = entry.entry_id
         aligned = outcome.alignments[eid]
         evidence = [{"session_id": self.session_id, **a.to_json()} for a in aligned]
-        fact = self._fact_of[eid]
+        fact = self.conflicts.facts[eid]
         said_at = _said_at(entry, outcome.transcript)
         self.append(
             ENTRY_CREATED,
@@ -752,150 +701,10 @@ class _BuildWriter:
             self.append(
                 IDRIS_CHECKED, {"entry_id": eid, **check.to_json()}, f"{eid}:{self.build_id}"
             )
-        if eid in self._superseded:
-            self._superseded_by(eid, *self._superseded[eid])
-            return  # not promoted, and never compared with other sessions: taken back
-        self._detect_conflicts(fact)
-        if self._open_conflicts(eid):
-            return  # not promoted: contested (until resolved)
+        if not self.conflicts.weigh(eid):
+            return  # not promoted: taken back by its session, or contested (until resolved)
         with timer.stage("promote", accumulate=True):
             self._promote(outcome.candidates[eid], fact.canonical_key, check)
-
-    def _said_changes(self, entries: tuple[ExtractedEntry, ...]) -> None:
-        """The build's facts (`_fact_of`), and which of them the session itself took back,
-        decided before any is compared with other sessions (a statement superseded later in
-        its session must not open a conflict the person would have to settle). In the
-        order they were said (last quoted message, then extraction order), a statement
-        that contradicts an earlier one and says it changed ("now", "switched") supersedes
-        it; it is kept as history (`_superseded_by`)."""
-        for entry in entries:
-            self._fact_of[entry.entry_id] = _fact(entry, self.session_id)
-            self._position[entry.entry_id] = max(
-                (q.message_index for q in entry.evidence), default=-1
-            )
-        said = sorted(self._fact_of.values(), key=lambda f: self._position[f.entry_id])
-        for i, later in enumerate(said):
-            if not states_change(later):
-                continue
-            for earlier in said[:i]:
-                if earlier.entry_id in self._superseded:
-                    continue  # already taken back by a statement said before this one
-                if (c := within_session(later, earlier)) is not None:
-                    self._superseded[earlier.entry_id] = (later.entry_id, c.reason)
-
-    def _detect_conflicts(self, fact: Fact) -> None:
-        """`conflict_detected` for every believed fact from another session the new one
-        contradicts, and both entries `contested` (`axiom.conflicts.detector`); then the
-        same within the session (`_within_session`). Facts the session took back
-        (`_said_changes`) never come here."""
-        if fact.entry_type not in COMPARED_TYPES:
-            return
-        pool = self._facts.get(fact.entry_type)
-        if pool is None:
-            pool = self._facts[fact.entry_type] = believed_facts(self.conn, fact.entry_type)
-        found = contradictions(fact, pool)
-        if found:
-            statuses = fact_statuses(self.conn, [c.older_id for c in found])
-            for c in found:
-                self._conflict(c, statuses.get(c.older_id, "active"))
-        pool.append(fact)
-        self._within_session(fact)
-
-    def _within_session(self, fact: Fact) -> None:
-        """This build's facts compared so far against the new one, the later said as the
-        newer side: a contradiction is a conflict. One whose later statement says it changed
-        never comes here: `_said_changes` superseded the earlier statement beforehand."""
-        for other in self._compared:
-            ahead = self._position[fact.entry_id] >= self._position[other.entry_id]
-            later, earlier = (fact, other) if ahead else (other, fact)
-            if (c := within_session(later, earlier)) is not None:
-                self._conflict(c, "active")
-        self._compared.append(fact)
-
-    def _superseded_by(self, earlier: str, later: str, reason: str) -> None:
-        """`entry_status_changed` to `superseded`, appended after the earlier entry's
-        `entry_created` (the later one may come after it in the extraction)."""
-        contested = self._open_conflicts(earlier) or earlier in self._left_contested
-        self.append(
-            ENTRY_STATUS_CHANGED,
-            {
-                "entry_id": earlier,
-                "from": "contested" if contested else "active",
-                "to": "superseded",
-                "superseded_by": later,
-                "reason": f"said to have changed later in session {self.session_id}: {reason}",
-            },
-            f"{earlier}:superseded:{later}",
-        )
-        self._settle_taken_back(earlier, later)
-
-    def _settle_taken_back(self, earlier: str, later: str) -> None:
-        """Conflicts an earlier build opened on a statement its session has now taken back
-        (the session grew and was imported again) are settled for the other side: the
-        session's own later word ended them, so no person is asked. `conflict_resolved`
-        by the session, the taken-back side superseded (`_superseded_by`), the other side
-        `active` again unless another conflict (or its own taking back) holds it."""
-        open_ = self._load_conflicts()
-        for other, (older, newer) in sorted(open_.pop(earlier, {}).items()):
-            conflict_id = conflict_id_of(older, newer)
-            open_.get(other, {}).pop(earlier, None)
-            self.append(
-                CONFLICT_RESOLVED,
-                {
-                    "conflict_id": conflict_id,
-                    "choice": "keep_older" if earlier == newer else "keep_newer",
-                    "who": f"session {self.session_id}",
-                    "note": f"{earlier} was taken back later in its session by {later}",
-                    "older_id": older,
-                    "newer_id": newer,
-                },
-                conflict_id,
-            )
-            if self._open_conflicts(other) or other in self._superseded:
-                self._left_contested.add(other)
-                continue
-            self.append(
-                ENTRY_STATUS_CHANGED,
-                {
-                    "entry_id": other,
-                    "from": "contested",
-                    "to": "active",
-                    "superseded_by": None,
-                    "reason": f"conflict {conflict_id} settled: the other side was taken back",
-                    "conflict_id": conflict_id,
-                },
-                f"{other}:active:{conflict_id}",
-            )
-
-    def _conflict(self, c: Contradiction, older_status: str) -> None:
-        conflict_id = conflict_id_of(c.older_id, c.newer_id)
-        self.append(
-            CONFLICT_DETECTED,
-            {"conflict_id": conflict_id, **c.__dict__},
-            conflict_id,
-        )
-        for eid, was in ((c.older_id, older_status), (c.newer_id, "active")):
-            if self._open_conflicts(eid) or was == "contested" or eid in self._left_contested:
-                was = "contested"
-            else:
-                self.append(
-                    ENTRY_STATUS_CHANGED,
-                    {
-                        "entry_id": eid,
-                        "from": was,
-                        "to": "contested",
-                        "superseded_by": None,
-                        "reason": f"conflict {conflict_id}: {c.reason}",
-                        "conflict_id": conflict_id,
-                    },
-                    f"{eid}:contested:{conflict_id}",
-                )
-        self._opened(c.older_id, c.newer_id)
-
-    def _open_conflicts(self, entry_id: str) -> dict[str, tuple[str, str]]:
-        """The entries `entry_id` is in open conflict with (this build and before), each
-        with its conflict's (older id, newer id)."""
-        return self._load_conflicts().get(entry_id, {})
 
     def _promote(
         self, candidate: CandidateEntry, canonical_key: str, check: CheckResult | None
@@ -941,16 +750,16 @@ class _BuildWriter:
         return [
             row
             for row in matched
-            if row[0] != candidate.entry_id and not self._open_conflicts(row[0])
+            if row[0] != candidate.entry_id and not self.conflicts.open_conflicts(row[0])
         ]
 
     def _restatements(self, entry_id: str) -> list[tuple[str, str, str]]:
         """Corroboration-pool rows whose fact has the same subject and value as this one."""
-        fact = self._fact_of.get(entry_id)
+        fact = self.conflicts.facts.get(entry_id)
         if fact is None or fact.entry_type not in COMPARED_TYPES:
             return []
         rows = self._pool_rows.get(fact.entry_type, {})
-        believed = self._facts.get(fact.entry_type, [])
+        believed = self.conflicts.believed(fact.entry_type)
         return [
             rows[old.entry_id] for old in believed if old.entry_id in rows and restates(fact, old)
         ]

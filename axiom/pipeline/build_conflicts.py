@@ -1,0 +1,233 @@
+"""One build's facts weighed against each other and against what is believed.
+
+The build's facts are first read in the order they were said, and those the session itself
+took back (a later statement that contradicts one and says it changed) are superseded, so
+they never open a conflict (`BuildConflicts.said_changes`). Then each fact, as the build
+records its entry, is compared with the believed facts of other sessions and with the
+build's facts compared so far (`BuildConflicts.weigh`): a contradiction opens a conflict and
+makes both entries `contested`, which holds back their graduation until a person resolves
+it. A conflict an earlier build opened on a statement the session now takes back is
+settled by the session (`_settle_taken_back`). Events go out through the build's `append`,
+with keys derived from the entries so a rerun dedupes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import duckdb
+
+from axiom.conflicts.detector import (
+    COMPARED_TYPES,
+    Contradiction,
+    Fact,
+    contradictions,
+    states_change,
+    within_session,
+)
+from axiom.conflicts.projector import subject_fields
+from axiom.conflicts.queries import believed_facts, fact_statuses, list_conflicts
+from axiom.extract.types import ExtractedEntry, normalize_title
+from axiom.store.event_types import CONFLICT_DETECTED, CONFLICT_RESOLVED, ENTRY_STATUS_CHANGED
+
+Append = Callable[[str, dict[str, Any], str], None]  # event type, payload, dedupe key part
+
+
+def conflict_id_of(older_id: str, newer_id: str) -> str:
+    """`cf_` + 16 hex of sha256 over the two entry ids: one conflict per pair."""
+    return "cf_" + hashlib.sha256(f"{older_id}|{newer_id}".encode()).hexdigest()[:16]
+
+
+def fact_of(entry: ExtractedEntry, session_id: str | None) -> Fact:
+    """What conflict detection compares of an extracted entry."""
+    subject, value, previous_value = subject_fields(entry)
+    return Fact(
+        entry.entry_id,
+        session_id,
+        entry.type,
+        entry.title,
+        entry.content,
+        f"{entry.type}:{normalize_title(entry.title)}",
+        subject,
+        value,
+        previous_value,
+    )
+
+
+class BuildConflicts:
+    """The conflict state of one build: its facts, what it superseded, what is open."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, session_id: str, append: Append) -> None:
+        self.conn = conn
+        self.session_id = session_id
+        self.append = append
+        self.facts: dict[str, Fact] = {}  # this build's facts by entry id (`said_changes`)
+        self._position: dict[str, int] = {}  # this build's entries: last quoted message
+        self._compared: list[Fact] = []  # this build's facts compared so far (`_within_session`)
+        # superseded within the session by this build: entry id -> (by entry id, reason)
+        self._superseded: dict[str, tuple[str, str]] = {}
+        self._believed: dict[str, list[Fact]] = {}  # believed facts by entry type
+        # entry id -> id it is in open conflict with -> (older id, newer id) of that
+        # conflict: every open conflict, read once (`open_by_entry`), plus those this build
+        # detects, less those it settles (`_settle_taken_back`).
+        self._contested: dict[str, dict[str, tuple[str, str]]] | None = None
+        self._left_contested: set[str] = set()  # settled here, still `contested` (stored)
+
+    def believed(self, entry_type: str) -> list[Fact]:
+        """The believed facts of a type read so far (the build's own added as compared)."""
+        return self._believed.get(entry_type, [])
+
+    def open_conflicts(self, entry_id: str) -> dict[str, tuple[str, str]]:
+        """The entries `entry_id` is in open conflict with (this build and before), each
+        with its conflict's (older id, newer id)."""
+        return self.open_by_entry().get(entry_id, {})
+
+    def said_changes(self, entries: tuple[ExtractedEntry, ...]) -> None:
+        """The build's facts, and which of them the session itself took back, decided
+        before any is compared with other sessions (a statement superseded later in its
+        session must not open a conflict the person would have to settle). In the order
+        they were said (last quoted message, then extraction order), a statement that
+        contradicts an earlier one and says it changed ("now", "switched") supersedes it;
+        it is kept as history (`_superseded_by`)."""
+        for entry in entries:
+            self.facts[entry.entry_id] = fact_of(entry, self.session_id)
+            self._position[entry.entry_id] = max(
+                (q.message_index for q in entry.evidence), default=-1
+            )
+        said = sorted(self.facts.values(), key=lambda f: self._position[f.entry_id])
+        for i, later in enumerate(said):
+            if not states_change(later):
+                continue
+            for earlier in said[:i]:
+                if earlier.entry_id in self._superseded:
+                    continue  # already taken back by a statement said before this one
+                if (c := within_session(later, earlier)) is not None:
+                    self._superseded[earlier.entry_id] = (later.entry_id, c.reason)
+
+    def weigh(self, entry_id: str) -> bool:
+        """Record what the build's entry (created just before) means for conflicts, and
+        whether it may graduate: not when its session took it back, nor while contested."""
+        if entry_id in self._superseded:
+            self._superseded_by(entry_id, *self._superseded[entry_id])
+            return False  # never compared with other sessions: taken back
+        self._detect(self.facts[entry_id])
+        return not self.open_conflicts(entry_id)
+
+    def open_by_entry(self) -> dict[str, dict[str, tuple[str, str]]]:
+        """Every open conflict by entry, read on first use (the build calls it before it
+        appends anything), kept up to date by the build since."""
+        if self._contested is None:
+            self._contested = {}
+            for c in list_conflicts(self.conn, "open"):
+                self._opened(c.older_id, c.newer_id)
+        return self._contested
+
+    def _opened(self, older: str, newer: str) -> None:
+        for eid, other in ((older, newer), (newer, older)):
+            self.open_by_entry().setdefault(eid, {})[other] = (older, newer)
+
+    def _detect(self, fact: Fact) -> None:
+        """`conflict_detected` for every believed fact from another session the new one
+        contradicts, and both entries `contested` (`axiom.conflicts.detector`); then the
+        same within the session (`_within_session`). Facts the session took back
+        (`said_changes`) never come here."""
+        if fact.entry_type not in COMPARED_TYPES:
+            return
+        pool = self._believed.get(fact.entry_type)
+        if pool is None:
+            pool = self._believed[fact.entry_type] = believed_facts(self.conn, fact.entry_type)
+        found = contradictions(fact, pool)
+        if found:
+            statuses = fact_statuses(self.conn, [c.older_id for c in found])
+            for c in found:
+                self._conflict(c, statuses.get(c.older_id, "active"))
+        pool.append(fact)
+        self._within_session(fact)
+
+    def _within_session(self, fact: Fact) -> None:
+        """This build's facts compared so far against the new one, the later said as the
+        newer side: a contradiction is a conflict. One whose later statement says it changed
+        never comes here: `said_changes` superseded the earlier statement beforehand."""
+        for other in self._compared:
+            ahead = self._position[fact.entry_id] >= self._position[other.entry_id]
+            later, earlier = (fact, other) if ahead else (other, fact)
+            if (c := within_session(later, earlier)) is not None:
+                self._conflict(c, "active")
+        self._compared.append(fact)
+
+    def _superseded_by(self, earlier: str, later: str, reason: str) -> None:
+        """`entry_status_changed` to `superseded`, appended after the earlier entry's
+        `entry_created` (the later one may come after it in the extraction)."""
+        contested = self.open_conflicts(earlier) or earlier in self._left_contested
+        self.append(
+            ENTRY_STATUS_CHANGED,
+            {
+                "entry_id": earlier,
+                "from": "contested" if contested else "active",
+                "to": "superseded",
+                "superseded_by": later,
+                "reason": f"said to have changed later in session {self.session_id}: {reason}",
+            },
+            f"{earlier}:superseded:{later}",
+        )
+        self._settle_taken_back(earlier, later)
+
+    def _settle_taken_back(self, earlier: str, later: str) -> None:
+        """Conflicts an earlier build opened on a statement its session has now taken back
+        (the session grew and was imported again) are settled for the other side: the
+        session's own later word ended them, so no person is asked. `conflict_resolved`
+        by the session, the taken-back side superseded (`_superseded_by`), the other side
+        `active` again unless another conflict (or its own taking back) holds it."""
+        open_ = self.open_by_entry()
+        for other, (older, newer) in sorted(open_.pop(earlier, {}).items()):
+            conflict_id = conflict_id_of(older, newer)
+            open_.get(other, {}).pop(earlier, None)
+            self.append(
+                CONFLICT_RESOLVED,
+                {
+                    "conflict_id": conflict_id,
+                    "choice": "keep_older" if earlier == newer else "keep_newer",
+                    "who": f"session {self.session_id}",
+                    "note": f"{earlier} was taken back later in its session by {later}",
+                    "older_id": older,
+                    "newer_id": newer,
+                },
+                conflict_id,
+            )
+            if self.open_conflicts(other) or other in self._superseded:
+                self._left_contested.add(other)
+                continue
+            self.append(
+                ENTRY_STATUS_CHANGED,
+                {
+                    "entry_id": other,
+                    "from": "contested",
+                    "to": "active",
+                    "superseded_by": None,
+                    "reason": f"conflict {conflict_id} settled: the other side was taken back",
+                    "conflict_id": conflict_id,
+                },
+                f"{other}:active:{conflict_id}",
+            )
+
+    def _conflict(self, c: Contradiction, older_status: str) -> None:
+        conflict_id = conflict_id_of(c.older_id, c.newer_id)
+        self.append(CONFLICT_DETECTED, {"conflict_id": conflict_id, **c.__dict__}, conflict_id)
+        for eid, was in ((c.older_id, older_status), (c.newer_id, "active")):
+            if self.open_conflicts(eid) or was == "contested" or eid in self._left_contested:
+                continue  # already contested
+            self.append(
+                ENTRY_STATUS_CHANGED,
+                {
+                    "entry_id": eid,
+                    "from": was,
+                    "to": "contested",
+                    "superseded_by": None,
+                    "reason": f"conflict {conflict_id}: {c.reason}",
+                    "conflict_id": conflict_id,
+                },
+                f"{eid}:contested:{conflict_id}",
+            )
+        self._opened(c.older_id, c.newer_id)
