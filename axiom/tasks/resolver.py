@@ -103,6 +103,7 @@ from axiom.tasks.state import (
     BLOCKED,
     DONE,
     PENDING,
+    REASON_STALE,
     BlockerRef,
     Event,
     TaskState,
@@ -120,7 +121,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["RejectedInput", "TaskMention", "TaskResolver", "load_task_state", "matcher_texts"]
 
-REASON_STALE = "stale_observation"
 # A status report ("X is done", "X is still blocked") naming no existing task.
 REASON_NO_TASK_TO_UPDATE = "no_task_to_update"
 
