@@ -419,7 +419,13 @@ MEMBERS_SHOWN = 20
 # rows by a 64-bit key is several times faster than by string, and a regexp per row more so.
 _DUP_KEY = "hash(entry_type, lower(trim(title)))"
 _STAGE_RANK = "CASE stage " + " ".join(f"WHEN '{s}' THEN {s.rank}" for s in STAGES) + " ELSE -1 END"
-# `age` in the grouped query is each entry's place in `_AGE` order (1 = oldest): a BIGINT
+# The browser shows when each memory was said (`said_at`, else recorded), so it sorts by
+# that: a session imported today but said last week sorts among last week's memories, not
+# above today's. Ties (one message's entries) go to the recording order, then the id.
+# (`list_entries`, the API's and CLI's pages, stays in recording order: a new import
+# never shifts the offsets a client has already read.)
+_SAID_AGE = "coalesce(said_at, created_ts), created_ts, entry_id"
+# `age` in the grouped query is each entry's place in `_SAID_AGE` order (1 = oldest): a BIGINT
 # the aggregates compare cheaply (grouping 1M entries by STRUCT keys took 2.3 s of 4.5).
 # The lead is the best proven, then newest: (rank + 1) * 2^40 + age orders exactly as
 # (rank, age) while fewer than 2^40 entries pass the filter (rank is -1 for an unknown stage).
@@ -432,10 +438,10 @@ _GROUP_ORDER = {
 }
 # Each entry shown alone: the same orders read straight off the rows (ages are unique, so
 # a group's `newest` and `oldest` are its entry's age and `lead_id` never breaks a tie).
-_NEWEST_FIRST = "created_ts DESC, coalesce(said_at, created_ts) DESC, entry_id DESC"
+_NEWEST_FIRST = "coalesce(said_at, created_ts) DESC, created_ts DESC, entry_id DESC"
 _ENTRY_ORDER = {
     "newest": _NEWEST_FIRST,
-    "oldest": _AGE,
+    "oldest": _SAID_AGE,
     "stage": f"{_STAGE_RANK} DESC, {_NEWEST_FIRST}",
     "type": f"entry_type, {_NEWEST_FIRST}",
 }
@@ -541,7 +547,7 @@ def _page_of_groups(
     order = _GROUP_ORDER[sort]
     return conn.execute(
         f"WITH f AS MATERIALIZED (SELECT entry_id, entry_type, {_STAGE_RANK} AS rank,"
-        f" row_number() OVER (ORDER BY {_AGE}) AS age, {_DUP_KEY} AS gkey"
+        f" row_number() OVER (ORDER BY {_SAID_AGE}) AS age, {_DUP_KEY} AS gkey"
         f" FROM entries WHERE {where}),"
         " g AS (SELECT gkey, count(*) AS n, min(entry_type) AS group_type,"
         f" arg_max(entry_id, {_LEAD_KEY}) AS lead_id,"
