@@ -184,3 +184,22 @@ def test_a_completion_imported_after_a_newer_session_counts_from_when_it_was_sai
         "between": [("done", "2026-03-15T09:00:00")],
         "after": [("in_progress", "2026-03-20T09:00:00")],
     }
+
+
+def test_the_api_answers_tasks_as_of_as_the_cli_does(
+    client, site: Database, tmp_path: Path
+) -> None:
+    _run(site, tmp_path, BLOCK_SCRIPT)
+    [task] = client.get("/api/v1/tasks", {"as_of": "2026-05-10"}).json()
+    assert (task["title"], task["status"]) == (BLOCKED_TITLE, "blocked")
+    assert client.get("/api/v1/tasks", {"as_of": "2026-05-01"}).json() == []
+    [blocked] = client.get("/api/v1/tasks/blocked", {"as_of": "2026-05-10"}).json()
+    assert [b["title"] for b in blocked["blockers"]] == [BLOCKER]
+    assert client.get("/api/v1/tasks/blocked").json() == []
+    detail = client.get(f"/api/v1/tasks/{task['task_id']}", {"as_of": "2026-05-10"})
+    assert detail.status_code == 200 and detail.json()["status"] == "blocked"
+    assert client.get(f"/api/v1/tasks/{task['task_id']}").json()["status"] == "done"
+    assert (
+        client.get(f"/api/v1/tasks/{task['task_id']}", {"as_of": "2026-05-01"}).status_code == 404
+    )
+    assert client.get("/api/v1/tasks", {"as_of": "someday"}).status_code == 422
