@@ -164,7 +164,7 @@ def test_the_list_and_the_dashboard_date_memories_by_when_they_were_said(client,
 
 def test_the_list_sorts_by_when_memories_were_said_not_recorded(client, site) -> None:
     """A session imported after another but said before it sorts below it ("newest")
-    and above it ("oldest"), as the dates the list shows read."""
+    and above it ("oldest"), as the dates the list (and the dashboard) show read."""
     for sid, day, text in (
         ("said-later", "09", "Decision: we will use Redis for the job queue."),
         ("said-earlier", "02", "Decision: we will use Caddy in front of the web."),
@@ -181,3 +181,5 @@ def test_the_list_sorts_by_when_memories_were_said_not_recorded(client, site) ->
             assert (
                 re.findall(r'<td class="nowrap muted">(\d{4}-\d{2}-\d{2})</td>', page) == expected
             )
+    board = client.get(reverse("viewer-dashboard")).content.decode()
+    assert re.findall(r"· (\d{4}-\d{2}-\d{2})</span>", board) == ["2026-03-09", "2026-03-02"]
