@@ -17,6 +17,7 @@ TaskStatusName = Literal["pending", "in_progress", "blocked", "done", "cancelled
 class TaskListParams(Schema):
     status: TaskStatusName | None = None
     project: str | None = None
+    as_of: str | None = None  # ISO date (its end, UTC) or datetime: as `tasks --as-of`
     limit: int = Field(100, ge=1, le=1000)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 

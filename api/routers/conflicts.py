@@ -15,6 +15,7 @@ from api.auth import api_write_auth
 from api.schemas import responses
 from axiom.conflicts.commands import resolve
 from axiom.conflicts.queries import list_conflicts
+from axiom.store.timepoints import parse_timepoint
 from config.stores import get_database
 
 router = Router(tags=["conflicts"])
@@ -44,11 +45,16 @@ class ResolveConflictIn(Schema):
 
 @router.get("/conflicts", response=list[ConflictOut])
 def conflicts(
-    request: HttpRequest, status: Literal["open", "resolved", "all"] = "all"
+    request: HttpRequest,
+    status: Literal["open", "resolved", "all"] = "all",
+    as_of: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Conflicts between memories, newest first, optionally only open or resolved ones."""
+    """Conflicts between memories, newest first, optionally only open or resolved ones;
+    with `as_of` (as `conflicts --as-of`), those between memories said by then, as they
+    stood then."""
+    when = parse_timepoint(as_of, end_of_day=True) if as_of else None
     with get_database().read() as conn:
-        return [c.to_json() for c in list_conflicts(conn, status)]
+        return [c.to_json() for c in list_conflicts(conn, status, as_of=when)]
 
 
 @router.post(

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import duckdb
@@ -9,10 +10,12 @@ from ninja import Field, Query, Router, Schema
 from api.auth import api_write_auth
 from api.errors import NotFound
 from api.schemas import NOT_BLANK, responses
+from axiom.conflicts.queries import statuses_as_of
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import citations_for_entry, get_citation
 from axiom.pipeline.approval import approve_entry
 from axiom.store.bounds import MAX_OFFSET
+from axiom.store.timepoints import parse_timepoint
 from config.stores import get_database
 
 router = Router(tags=["entries"])
@@ -23,6 +26,7 @@ class EntryFilters(Schema):
     type: str | None = None
     status: str | None = None
     session_id: str | None = None
+    as_of: str | None = None  # ISO date (its end, UTC) or datetime: as `entries --as-of`
     limit: int = Field(100, ge=1, le=1000)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
@@ -34,7 +38,9 @@ class ApprovalIn(Schema):
 
 @router.get("/entries", response=responses(list[dict[str, Any]]))
 def entries(request: HttpRequest, filters: Query[EntryFilters]) -> list[dict]:
-    """Memory entries, oldest first, filtered by stage / type / status / session."""
+    """Memory entries, oldest first, filtered by stage / type / status / session; with
+    `as_of`, those said by then, with the statuses their conflicts gave them then."""
+    when = parse_timepoint(filters.as_of, end_of_day=True) if filters.as_of else None
     with get_database().read() as conn:
         rows = list_entries(
             conn,
@@ -44,7 +50,11 @@ def entries(request: HttpRequest, filters: Query[EntryFilters]) -> list[dict]:
             session_id=filters.session_id,
             limit=filters.limit,
             offset=filters.offset,
+            as_of=when,
         )
+        if when is not None:
+            statuses = statuses_as_of(conn, {r.entry_id: r.status for r in rows}, when)
+            rows = [replace(r, status=statuses[r.entry_id]) for r in rows]
     return [row.to_json() for row in rows]
 
 

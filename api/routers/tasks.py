@@ -9,6 +9,7 @@ itself, a cycle) 409 and malformed requests 422 (mapped in `api.api`).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest
@@ -29,7 +30,9 @@ from api.schemas_tasks import (
     TaskListParams,
     TaskOut,
 )
+from axiom.store.timepoints import parse_timepoint
 from axiom.tasks.actions import ActionResult, act_on_task, link_blocker
+from axiom.tasks.as_of import get_task_as_of, list_blocked_tasks_as_of, list_tasks_as_of
 from axiom.tasks.commands import resolve_condition_in
 from axiom.tasks.queries import get_task, list_blocked_tasks, list_resolved_conditions, list_tasks
 from config.stores import get_database
@@ -37,34 +40,58 @@ from config.stores import get_database
 router = Router(tags=["tasks"])
 
 
+def _when(as_of: str | None) -> datetime | None:
+    """`?as_of=` read as the CLI's `--as-of` (a bad one is a 422, mapped in `api.api`)."""
+    return parse_timepoint(as_of, end_of_day=True) if as_of else None
+
+
 @router.get("/tasks", response=responses(list[TaskOut]))
 def tasks(request: HttpRequest, params: Query[TaskListParams]) -> list[dict[str, Any]]:
-    """Tasks, most recently changed first, optionally filtered by status and project."""
+    """Tasks, most recently changed first, optionally filtered by status and project;
+    with `as_of`, as the task events said by then left them (`axiom.tasks.as_of`)."""
+    when = _when(params.as_of)
     with get_database().read() as conn:
-        found = list_tasks(
-            conn,
-            status=params.status,
-            project=params.project,
-            limit=params.limit,
-            offset=params.offset,
-        )
+        if when is not None:
+            found = list_tasks_as_of(conn, when, status=params.status, project=params.project)
+            found = found[params.offset : params.offset + params.limit]
+        else:
+            found = list_tasks(
+                conn,
+                status=params.status,
+                project=params.project,
+                limit=params.limit,
+                offset=params.offset,
+            )
     return [t.to_json() for t in found]
 
 
 @router.get("/tasks/blocked", response=responses(list[BlockedTaskOut]))
-def blocked_tasks(request: HttpRequest, project: str | None = None) -> list[dict[str, Any]]:
-    """Blocked tasks, each with its effective blockers (resolved conditions expanded)."""
+def blocked_tasks(
+    request: HttpRequest, project: str | None = None, as_of: str | None = None
+) -> list[dict[str, Any]]:
+    """Blocked tasks, each with its effective blockers (resolved conditions expanded);
+    with `as_of`, those blocked then, with the blockers named by then."""
+    when = _when(as_of)
     with get_database().read() as conn:
-        found = list_blocked_tasks(conn, project=project)
+        if when is not None:
+            found = list_blocked_tasks_as_of(conn, when, project=project)
+        else:
+            found = list_blocked_tasks(conn, project=project)
     return [b.to_json() for b in found]
 
 
 @router.get("/tasks/{task_id}", response=responses(TaskDetailOut, 404))
-def task_detail(request: HttpRequest, task_id: str) -> dict[str, Any]:
-    """One task: state, declared/effective/suggested blockers, evidence, full history."""
-    detail = get_database().lookup(lambda conn: get_task(conn, task_id))
+def task_detail(request: HttpRequest, task_id: str, as_of: str | None = None) -> dict[str, Any]:
+    """One task: state, declared/effective/suggested blockers, evidence, full history;
+    with `as_of`, as it stood then (404 if it did not exist yet)."""
+    when = _when(as_of)
+    detail = get_database().lookup(
+        lambda conn: (
+            get_task(conn, task_id) if when is None else get_task_as_of(conn, task_id, when)
+        )
+    )
     if detail is None:
-        raise NotFound(f"task {task_id!r} not found")
+        raise NotFound(f"task {task_id!r} not found" + (f" as of {as_of}" if when else ""))
     return detail.to_json()
 
 

@@ -12,6 +12,7 @@ from axiom.cli.extraction import register_eval as register_extraction_eval
 from axiom.config import AxiomConfig
 from axiom.evaluation.retrieval import ConversationEval, EvalError, run_eval
 from axiom.observability.progress import wanted
+from axiom.retrieval.confidence import relevance
 from axiom.retrieval.disclosure import disclose
 from axiom.retrieval.query import MAX_K, MODES, QueryError, SearchUnavailable
 from axiom.retrieval.search import SearchService
@@ -50,7 +51,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     for hit in result.hits:
         cite = f" [{hit.citation}]" if hit.citation else ""
         where = hit.stage if hit.kind == "entry" else "message"
-        print(f"{hit.score:.3f}  {hit.tier:<9} {where:<9} {hit.id}{cite}")
+        # As the search page: the relevance (the one rule) beside the match it comes
+        # from; the rank score only orders the hits (a 0.906 beside "none" read as high).
+        print(
+            f"{relevance(hit):<9} match {hit.match:.2f}  rank {hit.score:.3f}  {where:<9}"
+            f" {hit.id}{cite}"
+        )
         print(f"       {hit.summary}")
     total = result.timings_ms.get("total", 0.0)
     print(

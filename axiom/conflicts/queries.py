@@ -184,14 +184,15 @@ def statuses_as_of(
 ) -> dict[str, str]:
     """entry id -> status as it stood at `as_of`, for entries whose current status
     (`entries`: id -> status) may come from a conflict: contested while a conflict known
-    then was open, as resolved when its resolution was known, else active."""
+    then was open, as resolved when its resolution was known, else active. An entry a
+    conflict names that is active now (kept by the resolution) was contested before it."""
     out: dict[str, str] = {}
+    in_conflicts = {e for c in list_conflicts(conn, "all") for e in c.entry_ids}
     for entry_id, current in entries.items():
-        if current not in CONFLICT_STATUSES_OF_ENTRIES:
+        if current not in (*CONFLICT_STATUSES_OF_ENTRIES, "active"):
             out[entry_id] = current
             continue
-        named = list_conflicts(conn, "all", entry_id)
-        if not named:
+        if entry_id not in in_conflicts:
             out[entry_id] = current  # not a conflict's doing (a re-import superseded it)
             continue
         status = "active"

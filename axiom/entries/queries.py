@@ -85,6 +85,14 @@ _SAID_BY = "coalesce(said_at, created_ts) <= ?"
 # so ties go to when their source was said, then to the id: "newest" is exactly the reverse.
 INDEXED_LOOKUP_MAX = 200  # ids looked up one by one in the key index; more: one scan
 _AGE = "created_ts, coalesce(said_at, created_ts), entry_id"
+# The browser, the dashboard's recent memories and the hooks show when each memory was
+# said (`said_at`, else recorded), so they sort by that: a session imported today but
+# said last week sorts among last week's memories, not above today's. Ties (one
+# message's entries) go to the recording order, then the id. (`list_entries`, the API's
+# and CLI's pages, stays in recording order: a new import never shifts the offsets a
+# client has already read.)
+_SAID_AGE = "coalesce(said_at, created_ts), created_ts, entry_id"
+_NEWEST_FIRST = "coalesce(said_at, created_ts) DESC, created_ts DESC, entry_id DESC"
 _COLS = (
     "entry_id, entry_type, title, content_json, stage, status, session_id, canonical_key,"
     " build_id, created_ts, evidence_json, subject, value, previous_value, negated, said_at"
@@ -197,8 +205,9 @@ def recent_entries(
     session_ids: list[str] | None = None,
     stages: tuple[str, ...] | None = None,
 ) -> list[EntryRow]:
-    """The newest entries with one of `statuses` (optionally of some sessions and stages):
-    the bounded pool a reader without the search index scores itself."""
+    """The newest entries (by when they were said, else recorded) with one of `statuses`
+    (optionally of some sessions and stages): the bounded pool a reader without the search
+    index scores itself."""
     where, params = ["status IN (SELECT unnest(?))"], [list(statuses)]
     if session_ids is not None:
         where.append("session_id IN (SELECT unnest(?))")
@@ -210,12 +219,9 @@ def recent_entries(
     # whole rows scanned every title and JSON column (~0.5 s at 100k entries, loaded box).
     newest = (
         f"SELECT entry_id FROM entries WHERE {' AND '.join(where)}"
-        f" ORDER BY created_ts DESC, entry_id LIMIT {int(limit)}"
+        f" ORDER BY {_NEWEST_FIRST} LIMIT {int(limit)}"
     )
-    sql = (
-        f"SELECT {_COLS} FROM entries WHERE entry_id IN ({newest})"
-        " ORDER BY created_ts DESC, entry_id"
-    )
+    sql = f"SELECT {_COLS} FROM entries WHERE entry_id IN ({newest}) ORDER BY {_NEWEST_FIRST}"
     return [_row(r) for r in conn.execute(sql, params).fetchall()]
 
 
@@ -425,7 +431,7 @@ MEMBERS_SHOWN = 20
 # rows by a 64-bit key is several times faster than by string, and a regexp per row more so.
 _DUP_KEY = "hash(entry_type, lower(trim(title)))"
 _STAGE_RANK = "CASE stage " + " ".join(f"WHEN '{s}' THEN {s.rank}" for s in STAGES) + " ELSE -1 END"
-# `age` in the grouped query is each entry's place in `_AGE` order (1 = oldest): a BIGINT
+# `age` in the grouped query is each entry's place in `_SAID_AGE` order (1 = oldest): a BIGINT
 # the aggregates compare cheaply (grouping 1M entries by STRUCT keys took 2.3 s of 4.5).
 # The lead is the best proven, then newest: (rank + 1) * 2^40 + age orders exactly as
 # (rank, age) while fewer than 2^40 entries pass the filter (rank is -1 for an unknown stage).
@@ -438,10 +444,9 @@ _GROUP_ORDER = {
 }
 # Each entry shown alone: the same orders read straight off the rows (ages are unique, so
 # a group's `newest` and `oldest` are its entry's age and `lead_id` never breaks a tie).
-_NEWEST_FIRST = "created_ts DESC, coalesce(said_at, created_ts) DESC, entry_id DESC"
 _ENTRY_ORDER = {
     "newest": _NEWEST_FIRST,
-    "oldest": _AGE,
+    "oldest": _SAID_AGE,
     "stage": f"{_STAGE_RANK} DESC, {_NEWEST_FIRST}",
     "type": f"entry_type, {_NEWEST_FIRST}",
 }
@@ -547,7 +552,7 @@ def _page_of_groups(
     order = _GROUP_ORDER[sort]
     return conn.execute(
         f"WITH f AS MATERIALIZED (SELECT entry_id, entry_type, {_STAGE_RANK} AS rank,"
-        f" row_number() OVER (ORDER BY {_AGE}) AS age, {_DUP_KEY} AS gkey"
+        f" row_number() OVER (ORDER BY {_SAID_AGE}) AS age, {_DUP_KEY} AS gkey"
         f" FROM entries WHERE {where}),"
         " g AS (SELECT gkey, count(*) AS n, min(entry_type) AS group_type,"
         f" arg_max(entry_id, {_LEAD_KEY}) AS lead_id,"

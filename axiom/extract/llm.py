@@ -38,6 +38,7 @@ from axiom.extract.types import (
     TaskFields,
     dedupe_entries,
 )
+from axiom.ingest.privacy.filter import holds_masked_secret
 from axiom.ingest.transcript import Transcript
 
 log = logging.getLogger(__name__)
@@ -368,6 +369,8 @@ def _entry(raw: Any, session_id: str) -> ExtractedEntry:
     if not isinstance(title, str) or not title.strip():
         raise ValueError("'title' is missing or empty")
     title = title.strip()
+    if holds_masked_secret(title):
+        raise ValueError("its title holds a masked secret (only the mask could be kept)")
     content = raw.get("content", title)
     if content is None:
         content = title

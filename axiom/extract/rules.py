@@ -91,14 +91,16 @@ from axiom.extract.types import (
     dedupe_entries,
     normalize_title,
 )
+from axiom.ingest.privacy.filter import holds_masked_secret
 from axiom.ingest.transcript import Message, Transcript
 
-RULESET_VERSION = "axiom.extract.rules/6"
+RULESET_VERSION = "axiom.extract.rules/7"
 # 2: TodoWrite problems kept as task_problems; 3: TodoWrite items quoted from the list
 # the Claude Code parser writes into the message text, which prose rules skip; 4: stated
 # facts with subject/value/changes (axiom.extract.facts), tag questions read; 5: shared
 # photos the speaker points at, things named before the verb, replies naming what was asked;
-# 6: "I'm fixing X" as current work, ", so" splits clauses, "X is fixed/closed" is done
+# 6: "I'm fixing X" as current work, ", so" splits clauses, "X is fixed/closed" is done;
+# 7: no fact of a statement whose value the privacy filter masked ("my key is [SECRET:…]")
 """Bump whenever a rule changes: its hash is the `prompt_hash` recorded with every build."""
 
 RULES_PROMPT_HASH = hashlib.sha256(RULESET_VERSION.encode("utf-8")).hexdigest()
@@ -843,6 +845,8 @@ class _Run:
             title = f"{speaker}: {title}"
         quote = evidence.quote if said is sentence else f"{asked} {evidence.quote}"
         content = f"{speaker}: {quote}" if personal and speaker else quote
+        if holds_masked_secret(f"{title} {content}"):
+            return  # "My OpenAI key is [SECRET:api_key]": all it would keep is the mask
         self.add(at, found.type, title, content, (evidence,), fact=found.fields)
 
     # ---------------------------------------------------------------- references

@@ -4,6 +4,14 @@ those whose source time is not later than T.
 An event's source time is the transcript time it carries (``observed_at``, the message
 that was observed), else the time it was recorded (a person's command). Conditions and
 resolutions are not time-travelled: blockers are shown as the task events named them.
+
+The events are folded in the order they were said, not recorded: a session imported
+after a newer one had its status change rejected as stale (``task_transition_rejected``,
+`REASON_STALE`), but by T, before the newer observation was said, that change had
+happened, so the fold decides it again (`decide_status`) at its place in said order; the
+newer observation, folded after it, still wins at any later T. An event said before its
+task's ``task_created`` (a task first recorded from a transcript without timestamps)
+counts from the creation. Created / updated times are these said times too.
 """
 
 from __future__ import annotations
@@ -15,7 +23,12 @@ import duckdb
 
 from axiom.entries.queries import entry_sources
 from axiom.extract.task_text import vague_title
-from axiom.store.event_types import TASK_MENTIONED, TASK_TITLE_CHANGED
+from axiom.store.event_types import (
+    TASK_CREATED,
+    TASK_MENTIONED,
+    TASK_TITLE_CHANGED,
+    TASK_TRANSITION_REJECTED,
+)
 from axiom.store.events import EventStore, StoredEvent
 from axiom.store.timepoints import source_time
 from axiom.tasks.queries import (
@@ -29,11 +42,13 @@ from axiom.tasks.queries import (
     find_task_id,
 )
 from axiom.tasks.state import (
+    REASON_STALE,
     STATUSES,
     TASK_EVENT_TYPES,
     BlockerRef,
     TaskEventError,
     TaskState,
+    decide_status,
     evolve,
 )
 
@@ -57,23 +72,39 @@ class _Folded:
     history: list[StoredEvent] = field(default_factory=list)
 
 
-def _apply(folded: dict[str, _Folded], event: StoredEvent) -> None:
+def _evolve(current: _Folded | None, event: StoredEvent) -> TaskState | None:
+    """The task's state after `event`; a status change rejected only as stale is decided
+    again against the state folded so far (said order)."""
+    p = event.payload
+    state = current.state if current else None
+    if (
+        event.event_type == TASK_TRANSITION_REJECTED
+        and state is not None
+        and str(p.get("reason", "")).startswith(REASON_STALE)
+    ):
+        for event_type, payload in decide_status(state, str(p["to"]), str(p["reason"])):
+            state = evolve(state, event_type, payload)
+        return state
+    return evolve(state, event.event_type, p)
+
+
+def _apply(folded: dict[str, _Folded], event: StoredEvent, said: datetime) -> None:
     p = event.payload
     task_id = str(p.get("task_id"))
     current = folded.get(task_id)
     if event.event_type in TASK_EVENT_TYPES:
         try:
-            state = evolve(current.state if current else None, event.event_type, p)
+            state = _evolve(current, event)
         except (TaskEventError, KeyError, TypeError, ValueError):
             return  # the projector skips it too
         if state is None:
             return
         if current is None:
-            current = folded[task_id] = _Folded(state, event.ts, event.ts)
+            current = folded[task_id] = _Folded(state, said, said)
             current.aligned = bool(p.get("evidence_aligned"))
         elif event.event_type == TASK_TITLE_CHANGED and current.state.title not in current.aliases:
             current.aliases.append(current.state.title)
-        current.state, current.updated_at = state, event.ts
+        current.state, current.updated_at = state, said
     elif current is None:
         return
     elif event.event_type == TASK_MENTIONED:
@@ -81,15 +112,29 @@ def _apply(folded: dict[str, _Folded], event: StoredEvent) -> None:
         current.aligned = current.aligned or bool(p.get("evidence_aligned"))
         if isinstance(p.get("entry_id"), str):
             current.evidence.setdefault(p["entry_id"], p.get("session_id"))
-        current.updated_at = event.ts
+        current.updated_at = said
     current.history.append(event)
 
 
 def _fold(conn: duckdb.DuckDBPyConnection, when: datetime) -> dict[str, _Folded]:
+    """The task events said by `when`, folded in said order (recording order among
+    equal times)."""
+    events = list(EventStore(conn).replay(HISTORY_TYPES))
+    created = {
+        str(e.payload.get("task_id")): event_source_time(e)
+        for e in events
+        if e.event_type == TASK_CREATED
+    }
+    said = []
+    for event in events:
+        at = event_source_time(event)
+        at = max(at, created.get(str(event.payload.get("task_id")), at))
+        if at <= when:
+            said.append((at, event))
+    said.sort(key=lambda pair: pair[0])
     folded: dict[str, _Folded] = {}
-    for event in EventStore(conn).replay(HISTORY_TYPES):
-        if event_source_time(event) <= when:
-            _apply(folded, event)
+    for at, event in said:
+        _apply(folded, event, at)
     return folded
 
 

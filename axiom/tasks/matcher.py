@@ -69,6 +69,17 @@ decided the same way (``no_candidates`` when neither method found anything, even
 vectors did), so with and without vectors a mention gets the same task and the same
 ``match`` record; only the candidates differ.
 
+**Partial titles in prose** (`match(..., partial=True)`, what the resolver asks for a
+mention from prose, not from a TodoWrite list): prose names a task by part of its title
+("Deploying to staging is blocked by OPS-311" for the todo "Deploy ledgerly to the staging
+cluster": full text 0.90, the word-subset cap). Such a top candidate is a match too
+(reason ``partial_title``) when it is eligible, the text's words are a part of its
+title's (not the other way: "Fix the login bug on mobile" is more than "Fix the login
+bug"), at least two of them of three or more letters, and no other task scores even a
+suggestion (second < 0.75): two tasks the words could belong to ("fix bug" for "fix bug in
+login" and "fix bug in logout") stay apart, and a TodoWrite title, which is a task's
+whole name, never joins by part of it.
+
 `MatchResult.identity` is the exact-key hit whatever its status: a task resolver must
 treat it as the same task (an id derived from the same key cannot be created twice), while
 a blocker resolver only accepts `strict`.
@@ -105,6 +116,7 @@ STRICT_SCORE = 0.92
 STRICT_GAP = 0.03
 SUGGEST_MIN = 0.75
 TOKEN_SET_CAP = 0.90
+PARTIAL_MIN_WORDS = 2  # words of 3+ letters a partial title in prose must have
 RECENCY_HALF_LIFE_DAYS = 90.0
 
 VECTOR_K = 10  # neighbours asked of the vector hook per text
@@ -278,7 +290,9 @@ class MatchResult:
     strict: TaskCandidate | None
     identity: TaskCandidate | None
     candidates: tuple[TaskCandidate, ...]  # best first, every method merged
-    reason: str  # exact_key | strict_threshold | below_threshold | gap_too_small | ineligible | no_candidates
+    # exact_key | strict_threshold | partial_title | below_threshold | gap_too_small |
+    # ineligible | no_candidates
+    reason: str
 
     @property
     def top(self) -> TaskCandidate | None:
@@ -437,10 +451,12 @@ class TaskMatcher:
         *,
         exclude: Collection[str] = (),
         now: datetime | None = None,
+        partial: bool = False,
     ) -> MatchResult:
         """The strict match for `text` (or None) and the ranked candidates. Strictness and
         the reason are decided over exact + full-text candidates only (module docstring);
-        `candidates` holds every method's."""
+        `candidates` holds every method's. `partial`: `text` comes from prose, which may
+        name a task by part of its title."""
         ranked, decisive, identity = self._scored(text, exclude, now)
         if not decisive:
             return MatchResult(None, identity, tuple(ranked), "no_candidates")
@@ -456,6 +472,8 @@ class TaskMatcher:
             reason = "gap_too_small"
         else:
             return MatchResult(top, identity, tuple(ranked), "strict_threshold")
+        if partial and reason == "below_threshold" and _names_part_of(text, top, second):
+            return MatchResult(top, identity, tuple(ranked), "partial_title")
         return MatchResult(None, identity, tuple(ranked), reason)
 
     def suggest_candidates(
@@ -470,6 +488,19 @@ class TaskMatcher:
         """Up to `k` candidates scoring at least `min_score`, best first."""
         ranked, _ = self.candidates(text, exclude=exclude, now=now)
         return [c for c in ranked if c.score >= min_score][:k]
+
+
+def _names_part_of(text: str, top: TaskCandidate, second: float) -> bool:
+    """Whether prose `text` names `top` by part of its title, with no rival (see the
+    module docstring, "Partial titles in prose")."""
+    words = set(comparison_form(normalize_text(text)).split(" "))
+    title = set(comparison_form(normalize_text(top.title)).split(" "))
+    return (
+        top.similarity >= TOKEN_SET_CAP
+        and second < SUGGEST_MIN
+        and words < title
+        and sum(len(w) >= 3 for w in words) >= PARTIAL_MIN_WORDS
+    )
 
 
 def candidates_json(candidates: Sequence[TaskCandidate]) -> list[dict[str, Any]]:

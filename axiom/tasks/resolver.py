@@ -18,7 +18,8 @@ For each `TaskMention`, in order:
    ``"frobnicated"``, a priority ``5``) are recorded the same way, with their original
    values.
 3. **Match** (`TaskMatcher`): the exact canonical-key hit is the same task; else a strict
-   match (see `axiom.tasks.matcher`) is the same task and the new wording becomes an
+   match (see `axiom.tasks.matcher`; a mention from prose, not TodoWrite, may name a task
+   by part of its title: ``partial_title``) is the same task and the new wording becomes an
    alias; else a new task is created (`decide_create`: never done on creation, blocked
    without blockers gets a placeholder condition). Non-strict candidates are kept on the
    receipt as possible duplicates. A mention marked `update_only` (a status report from
@@ -103,6 +104,7 @@ from axiom.tasks.state import (
     BLOCKED,
     DONE,
     PENDING,
+    REASON_STALE,
     BlockerRef,
     Event,
     TaskState,
@@ -120,7 +122,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["RejectedInput", "TaskMention", "TaskResolver", "load_task_state", "matcher_texts"]
 
-REASON_STALE = "stale_observation"
 # A status report ("X is done", "X is still blocked") naming no existing task.
 REASON_NO_TASK_TO_UPDATE = "no_task_to_update"
 
@@ -500,7 +501,7 @@ class TaskResolver:
         problems, status, priority = _field_problems(m)
         observed = _naive_utc(m.observed_at)
         key = task_key(self.project, title)
-        match = self.matcher.match(title, now=observed)
+        match = self.matcher.match(title, now=observed, partial=m.source != "todowrite")
         target = match.identity or match.strict
         if target is None and m.update_only:  # "X is done" about no known task
             return self._plan_update_of_nothing(m, mkey, entry_id, session_id, title, status)

@@ -90,6 +90,7 @@ __all__ = [
     "PRIORITIES",
     "REASON_CLOSED_NEEDS_REOPEN",
     "REASON_NOT_ALLOWED",
+    "REASON_STALE",
     "REOPEN_TRANSITIONS",
     "STATUSES",
     "TASK_EVENT_TYPES",
@@ -152,6 +153,9 @@ TASK_EVENT_TYPES = frozenset(
 
 REASON_CLOSED_NEEDS_REOPEN = "closed_needs_reopen"
 REASON_NOT_ALLOWED = "not_allowed"
+# An observation older than the task's newest status observation (the resolver's rule;
+# `axiom.tasks.as_of` applies it again in said order).
+REASON_STALE = "stale_observation"
 IMPLIED_PREFIX = "implied: "
 
 

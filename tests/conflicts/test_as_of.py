@@ -72,3 +72,21 @@ def test_as_of_before_the_second_session_shows_only_the_first(
         cid not in client.get(reverse("viewer-conflicts"), {"as_of": "2026-04-15"}).content.decode()
     )
     assert cid in client.get(reverse("viewer-conflicts"), {"as_of": "2026-05-01"}).content.decode()
+
+
+def test_the_api_answers_as_of_as_the_cli_does(client, site: Database, tmp_path: Path) -> None:
+    cid = _setup(site, tmp_path)
+    resolve(site, cid, "keep_newer", "ana")
+    then = client.get("/api/v1/entries", {"as_of": "2026-04-20"}).json()
+    assert {(r["title"], r["status"]) for r in then} == {
+        (MARCH.text, "contested"),  # the conflict was open then, resolved later
+        (APRIL.text, "contested"),
+    }
+    assert [r["title"] for r in client.get("/api/v1/entries", {"as_of": "2026-04-15"}).json()] == [
+        MARCH.text
+    ]
+    assert client.get("/api/v1/conflicts", {"as_of": "2026-04-20T14:29Z"}).json() == []
+    [conflict] = client.get("/api/v1/conflicts", {"as_of": "2026-04-20"}).json()
+    assert conflict["status"] == "open" and conflict["resolution"] is None
+    bad = client.get("/api/v1/conflicts", {"as_of": "April"})
+    assert bad.status_code == 422 and "not an ISO 8601 date" in bad.json()["detail"]

@@ -57,7 +57,9 @@ def _insert(db: Database, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _age(r: dict[str, Any]) -> tuple:
-    return (r["ts"], r["at"] or r["ts"], r["id"])
+    """When it was said (else recorded), then recorded, then the id: the dates the list
+    shows read in its order."""
+    return (r["at"] or r["ts"], r["ts"], r["id"])
 
 
 def _reference(

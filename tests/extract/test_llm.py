@@ -242,6 +242,7 @@ def test_entries_with_bad_fields_are_skipped_one_error_each(server: FakeChatServ
         {**good, "evidence": [{"messageIndex": "one", "quote": "x"}]},
         {**good, "evidence": [{"messageIndex": 1}]},
         {**good, "type": "task_note", "task": {"status": "someday"}},
+        {**good, "title": "OpenAI key is [SECRET:api_key]"},
         "just a string",
     ]
     server.respond = lambda body: completion(json.dumps({"entries": [good, *bad]}))
@@ -256,6 +257,7 @@ def test_entries_with_bad_fields_are_skipped_one_error_each(server: FakeChatServ
         "no integer messageIndex",
         "no quote string",
         "unknown task status 'someday'",
+        "its title holds a masked secret",
         "not an object",
     ):
         assert fragment in joined

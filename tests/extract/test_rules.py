@@ -666,3 +666,14 @@ def test_it_reads_the_bundled_claude_code_sample(sample_session: Path) -> None:
         if e.task and e.task.source == "todowrite"
     ]
     assert ("Write the events migration", "done") in todo_statuses
+
+
+def test_a_statement_whose_value_was_masked_as_a_secret_is_no_fact() -> None:
+    t = session(
+        ("user", "My OpenAI key for the summarizer is [SECRET:api_key], keep it out of the repo."),
+        ("user", "The DB password is [SECRET:password] on staging."),
+        ("user", "The DB port is 5432 on the dev box."),
+    )
+    facts = of_type(extract(t), "fact")
+    assert [e.title for e in facts] == ["The DB port is 5432 on the dev box"]
+    assert not any("[SECRET:" in e.title or "[SECRET:" in e.content for e in extract(t).entries)

@@ -4,6 +4,7 @@ by T left it."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 from axiom.extract.types import (
@@ -16,6 +17,7 @@ from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.store.db import Database
+from axiom.tasks.as_of import list_tasks_as_of
 from axiom.tasks.queries import list_tasks
 from tests.cli_support import run_cli
 
@@ -151,3 +153,53 @@ def test_the_blocked_tasks_page_and_cli_as_of_show_what_was_blocked_then(
     assert [b["title"] for b in item["blockers"]] == [BLOCKER]
     assert json.loads(run_cli(data_dir, "blocked", "--json").stdout) == []
     assert run_cli(data_dir, "blocked", "--as-of", "2026-05-01", "--json").stdout.strip() == "[]"
+
+
+# Imported in this order: the "late" session (said 03-20) before the "middle" one (said
+# 03-15), whose "done" the resolver therefore rejects as stale.
+OUT_OF_ORDER = {
+    "early": ("2026-03-10T09:00:00Z", [(f"New todo: {TITLE}", TITLE, "pending")]),
+    "late": ("2026-03-20T09:00:00Z", [(f"Reopened: {TITLE}", TITLE, "in_progress")]),
+    "middle": ("2026-03-15T09:00:00Z", [(f"Done: {TITLE}", TITLE, "done")]),
+}
+
+
+def test_a_completion_imported_after_a_newer_session_counts_from_when_it_was_said(
+    db: Database, tmp_path: Path
+) -> None:
+    _run(db, tmp_path, OUT_OF_ORDER)
+    with db.read() as conn:
+        [now] = list_tasks(conn)
+        then = {
+            when: [(t.status, t.updated_at.isoformat()) for t in list_tasks_as_of(conn, at)]
+            for when, at in [
+                ("before", datetime(2026, 3, 12)),
+                ("between", datetime(2026, 3, 16)),
+                ("after", datetime(2026, 3, 21)),
+            ]
+        }
+    assert now.status == "in_progress"  # the newer observation wins today
+    assert then == {
+        "before": [("pending", "2026-03-10T09:00:00")],
+        "between": [("done", "2026-03-15T09:00:00")],
+        "after": [("in_progress", "2026-03-20T09:00:00")],
+    }
+
+
+def test_the_api_answers_tasks_as_of_as_the_cli_does(
+    client, site: Database, tmp_path: Path
+) -> None:
+    _run(site, tmp_path, BLOCK_SCRIPT)
+    [task] = client.get("/api/v1/tasks", {"as_of": "2026-05-10"}).json()
+    assert (task["title"], task["status"]) == (BLOCKED_TITLE, "blocked")
+    assert client.get("/api/v1/tasks", {"as_of": "2026-05-01"}).json() == []
+    [blocked] = client.get("/api/v1/tasks/blocked", {"as_of": "2026-05-10"}).json()
+    assert [b["title"] for b in blocked["blockers"]] == [BLOCKER]
+    assert client.get("/api/v1/tasks/blocked").json() == []
+    detail = client.get(f"/api/v1/tasks/{task['task_id']}", {"as_of": "2026-05-10"})
+    assert detail.status_code == 200 and detail.json()["status"] == "blocked"
+    assert client.get(f"/api/v1/tasks/{task['task_id']}").json()["status"] == "done"
+    assert (
+        client.get(f"/api/v1/tasks/{task['task_id']}", {"as_of": "2026-05-01"}).status_code == 404
+    )
+    assert client.get("/api/v1/tasks", {"as_of": "someday"}).status_code == 422

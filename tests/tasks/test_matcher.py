@@ -254,3 +254,29 @@ def test_tasks_keyed_before_articles_were_dropped_are_still_found(conn) -> None:
     assert after == before
     assert conn.execute("SELECT * FROM entity_aliases ORDER BY ALL").fetchall() == aliases_before
     assert before[0][1] == old_key  # the stored key, not a recomputed one
+
+
+def test_prose_may_name_a_task_by_part_of_its_title(conn) -> None:
+    seed(conn, "Deploy ledgerly to the staging cluster", "Add rate limiting to the public API")
+    said = "Deploying to staging"
+    prose = TaskMatcher(conn, PROJECT).match(said, partial=True)
+    assert prose.reason == "partial_title"
+    assert prose.strict is not None
+    assert prose.strict.task_id == tid("Deploy ledgerly to the staging cluster")
+    # A TodoWrite title is a task's whole name: it never joins by part of one.
+    assert TaskMatcher(conn, PROJECT).match(said).reason == "below_threshold"
+
+
+@pytest.mark.parametrize(
+    ("tasks", "said"),
+    [
+        (["Fix the login bug"], "Fix the login bug on mobile"),  # more than the task
+        (["Fix bug in login", "Fix bug in logout"], "Fix bug"),  # part of two tasks
+        (["Deploy ledgerly to the staging cluster"], "Deploy"),  # one word says too little
+    ],
+)
+def test_prose_naming_more_than_a_task_or_part_of_two_is_no_match(
+    conn, tasks: list[str], said: str
+) -> None:
+    seed(conn, *tasks)
+    assert TaskMatcher(conn, PROJECT).match(said, partial=True).strict is None

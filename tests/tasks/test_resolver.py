@@ -438,3 +438,15 @@ def test_observed_at_may_be_an_aware_datetime_or_an_iso_string(conn) -> None:
     later = mention("c", "Write docs", "pending", at="not a time", source="todowrite")  # type: ignore[arg-type]
     events = resolver.resolve([later])
     assert tasks(conn)[0][2] == "pending"  # unknown time: not judged stale
+
+
+def test_a_blocker_said_in_prose_joins_the_todo_it_names_by_part_of_its_title(conn) -> None:
+    resolver = TaskResolver(conn, PROJECT)
+    resolver.resolve(
+        [mention("e1", "Deploy ledgerly to the staging cluster", "pending", source="todowrite")]
+    )
+    resolver.resolve(
+        [mention("e2", "Deploying to staging", "blocked", session="s2", blocked_by=("OPS-311",))]
+    )
+    [(_, title, status)] = tasks(conn)
+    assert (title, status) == ("Deploy ledgerly to the staging cluster", "blocked")

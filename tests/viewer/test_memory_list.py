@@ -160,3 +160,26 @@ def test_the_list_and_the_dashboard_date_memories_by_when_they_were_said(client,
     board = client.get(reverse("viewer-dashboard")).content.decode()
     recent = re.findall(r"· (\d{4}-\d{2}-\d{2})</span>", board)
     assert recent and all(day.startswith("2026-03-0") for day in recent)
+
+
+def test_the_list_sorts_by_when_memories_were_said_not_recorded(client, site) -> None:
+    """A session imported after another but said before it sorts below it ("newest")
+    and above it ("oldest"), as the dates the list (and the dashboard) show read."""
+    for sid, day, text in (
+        ("said-later", "09", "Decision: we will use Redis for the job queue."),
+        ("said-earlier", "02", "Decision: we will use Caddy in front of the web."),
+    ):
+        message = Message(0, "user", text, timestamp=f"2026-03-{day}T10:00:00Z")
+        ingest_transcripts(site, [Transcript(sid, "p", "json", (message,))])
+        process_session(site, sid, configured_pipeline())
+    for sort, expected in (
+        ("newest", ["2026-03-09", "2026-03-02"]),
+        ("oldest", ["2026-03-02", "2026-03-09"]),
+    ):
+        for dups in ("group", "each"):
+            page = get(client, sort=sort, dups=dups)
+            assert (
+                re.findall(r'<td class="nowrap muted">(\d{4}-\d{2}-\d{2})</td>', page) == expected
+            )
+    board = client.get(reverse("viewer-dashboard")).content.decode()
+    assert re.findall(r"· (\d{4}-\d{2}-\d{2})</span>", board) == ["2026-03-09", "2026-03-02"]

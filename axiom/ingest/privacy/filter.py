@@ -594,6 +594,12 @@ def mask_secrets(text: str) -> tuple[str, dict[str, int]]:
     return _mask_secrets(text, counts), counts
 
 
+def holds_masked_secret(text: str) -> bool:
+    """Whether `text` carries a secret this filter masked (``[SECRET:<kind>]``): all a
+    memory could keep of it is the mask, so extraction makes none of it."""
+    return _SECRET_PREFIX in text
+
+
 class PrivacyFilter:
     """Masks secrets and removes private regions; see the module docstring for the rules."""
 
