@@ -54,7 +54,11 @@ def api_auth(site: Database) -> dict[str, str]:
 
 
 # Columns holding when a row was written rather than what it says.
-_WRITTEN_AT = {"sessions": "ingested_at", "message_citations": "created_at"}
+_WRITTEN_AT = {
+    "sessions": "ingested_at",
+    "message_citations": "created_at",
+    "entries": "created_at",
+}
 
 
 @pytest.fixture

@@ -95,14 +95,17 @@ def graduate_kept(
     entry_ids: list[str],
     reason: str,
     policy: GraduationPolicy | None = None,
+    projected: bool = True,
 ) -> None:
     """Promote each active entry of `entry_ids` as far as the graduation rules allow.
-    Call it with the entries projected up to the resolution (their status is read)."""
+    Call it with the entries projected up to the resolution (their status is read), or
+    with `projected` False from a build that appended their change to `active` and has
+    not projected it yet (each is then taken as active)."""
     policy = policy or GraduationPolicy()
     store = EventStore(conn)
     for entry_id in entry_ids:
         entry = get_entry(conn, entry_id)
-        if entry is None or entry.status != "active":
+        if entry is None or (projected and entry.status != "active"):
             continue
         events = store.about_any("entry_id", [entry_id], (IDRIS_CHECKED, ENTRY_APPROVED))
         checks = [e.payload for e in events if e.event_type == IDRIS_CHECKED]

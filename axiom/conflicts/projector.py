@@ -22,7 +22,10 @@ from axiom.store.events import StoredEvent
 from axiom.store.projection import Reject, fold_each, insert_rows, raise_error
 from axiom.store.timepoints import source_time
 
-RESOLUTION_CHOICES = ("keep_newer", "keep_older", "keep_both", "reject_both")
+RESOLUTION_CHOICES = ("keep_newer", "keep_older", "keep_both", "reject_both")  # a person's
+# A session that grew and took back one side (or both) of a conflict its earlier build
+# opened settles it itself (`axiom.pipeline.build_conflicts`): no person chose these.
+SETTLED_CHOICES = ("taken_back_older", "taken_back_newer", "taken_back_both")
 
 
 def subject_fields(source: Any) -> tuple[str | None, str | None, str | None]:
@@ -89,7 +92,7 @@ def _conflict_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
 
 def _resolution(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
     """(resolved_at, resolution, resolved_by, note) of a `conflict_resolved` event."""
-    if p["choice"] not in RESOLUTION_CHOICES:
+    if p["choice"] not in (*RESOLUTION_CHOICES, *SETTLED_CHOICES):
         raise ValueError(f"unknown resolution choice {p['choice']!r}")
     return [event.ts, p["choice"], p.get("who"), p.get("note")]
 

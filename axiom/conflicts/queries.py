@@ -175,6 +175,9 @@ _STATUS_AFTER = {
     "keep_older": ("active", "superseded"),
     "keep_both": ("active", "active"),
     "reject_both": ("deprecated", "deprecated"),
+    "taken_back_older": ("superseded", "active"),
+    "taken_back_newer": ("active", "superseded"),
+    "taken_back_both": ("superseded", "superseded"),
 }
 CONFLICT_STATUSES_OF_ENTRIES = ("contested", "superseded", "deprecated")
 
@@ -195,13 +198,13 @@ def statuses_as_of(
         if entry_id not in in_conflicts:
             out[entry_id] = current  # not a conflict's doing (a re-import superseded it)
             continue
-        status = "active"
-        for c in sorted(list_conflicts(conn, "all", entry_id, as_of), key=lambda c: c.detected_at):
-            if c.status == "open":
-                status = "contested"
-            elif c.resolution in _STATUS_AFTER:
+        status, known = "active", list_conflicts(conn, "all", entry_id, as_of)
+        for c in sorted(known, key=lambda c: c.resolved_at or c.detected_at):
+            if c.status != "open" and c.resolution in _STATUS_AFTER:
                 older, newer = _STATUS_AFTER[c.resolution]
                 status = older if entry_id == c.older_id else newer
+        if status == "active" and any(c.status == "open" for c in known):
+            status = "contested"  # kept by one resolution, still disputed by another
         out[entry_id] = status
     return out
 

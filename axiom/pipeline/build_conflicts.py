@@ -73,7 +73,8 @@ class BuildConflicts:
         # conflict: every open conflict, read once (`open_by_entry`), plus those this build
         # detects, less those it settles (`_settle_taken_back`).
         self._contested: dict[str, dict[str, tuple[str, str]]] | None = None
-        self._left_contested: set[str] = set()  # settled here, still `contested` (stored)
+        self._status: dict[str, str] = {}  # entries' statuses this build set (not projected)
+        self.reactivated: list[str] = []  # settled here and `active` again: to graduate
 
     def believed(self, entry_type: str) -> list[Fact]:
         """The believed facts of a type read so far (the build's own added as compared)."""
@@ -105,6 +106,8 @@ class BuildConflicts:
                     continue  # already taken back by a statement said before this one
                 if (c := within_session(later, earlier)) is not None:
                     self._superseded[earlier.entry_id] = (later.entry_id, c.reason)
+        for earlier, (later, _reason) in self._superseded.items():
+            self._settle_taken_back(earlier, later)
 
     def weigh(self, entry_id: str) -> bool:
         """Record what the build's entry (created just before) means for conflicts, and
@@ -139,10 +142,11 @@ class BuildConflicts:
         if pool is None:
             pool = self._believed[fact.entry_type] = believed_facts(self.conn, fact.entry_type)
         found = contradictions(fact, pool)
-        if found:
-            statuses = fact_statuses(self.conn, [c.older_id for c in found])
-            for c in found:
-                self._conflict(c, statuses.get(c.older_id, "active"))
+        unknown = [c.older_id for c in found if c.older_id not in self._status]
+        if unknown:  # read in one query; this build's own changes come first
+            self._status.update({**fact_statuses(self.conn, unknown), **self._status})
+        for c in found:
+            self._conflict(c)
         pool.append(fact)
         self._within_session(fact)
 
@@ -154,41 +158,40 @@ class BuildConflicts:
             ahead = self._position[fact.entry_id] >= self._position[other.entry_id]
             later, earlier = (fact, other) if ahead else (other, fact)
             if (c := within_session(later, earlier)) is not None:
-                self._conflict(c, "active")
+                self._conflict(c)
         self._compared.append(fact)
 
     def _superseded_by(self, earlier: str, later: str, reason: str) -> None:
         """`entry_status_changed` to `superseded`, appended after the earlier entry's
         `entry_created` (the later one may come after it in the extraction)."""
-        contested = self.open_conflicts(earlier) or earlier in self._left_contested
-        self.append(
-            ENTRY_STATUS_CHANGED,
-            {
-                "entry_id": earlier,
-                "from": "contested" if contested else "active",
-                "to": "superseded",
-                "superseded_by": later,
-                "reason": f"said to have changed later in session {self.session_id}: {reason}",
-            },
+        self._set_status(
+            earlier,
+            "superseded",
+            f"said to have changed later in session {self.session_id}: {reason}",
             f"{earlier}:superseded:{later}",
+            superseded_by=later,
         )
-        self._settle_taken_back(earlier, later)
 
     def _settle_taken_back(self, earlier: str, later: str) -> None:
-        """Conflicts an earlier build opened on a statement its session has now taken back
-        (the session grew and was imported again) are settled for the other side: the
-        session's own later word ended them, so no person is asked. `conflict_resolved`
-        by the session, the taken-back side superseded (`_superseded_by`), the other side
-        `active` again unless another conflict (or its own taking back) holds it."""
+        """Conflicts an earlier build opened on a statement its session now takes back (the
+        session grew and was imported again) are settled by the session, before any entry
+        of the build is weighed: its own later word ended them, so no person is asked.
+        `conflict_resolved` (`taken_back_*`, by the session); the taken-back side becomes
+        `superseded` when weighed (`_superseded_by`); the other side `active` again (and
+        graduated by the build: `reactivated`) unless it is not contested any more (a
+        re-import superseded it), another conflict holds it, or its session took it back
+        too."""
         open_ = self.open_by_entry()
         for other, (older, newer) in sorted(open_.pop(earlier, {}).items()):
             conflict_id = conflict_id_of(older, newer)
             open_.get(other, {}).pop(earlier, None)
+            both = other in self._superseded
+            side = "both" if both else ("newer" if earlier == newer else "older")
             self.append(
                 CONFLICT_RESOLVED,
                 {
                     "conflict_id": conflict_id,
-                    "choice": "keep_older" if earlier == newer else "keep_newer",
+                    "choice": f"taken_back_{side}",
                     "who": f"session {self.session_id}",
                     "note": f"{earlier} was taken back later in its session by {later}",
                     "older_id": older,
@@ -196,38 +199,46 @@ class BuildConflicts:
                 },
                 conflict_id,
             )
-            if self.open_conflicts(other) or other in self._superseded:
-                self._left_contested.add(other)
+            if both or self.open_conflicts(other) or self.status_of(other) != "contested":
                 continue
-            self.append(
-                ENTRY_STATUS_CHANGED,
-                {
-                    "entry_id": other,
-                    "from": "contested",
-                    "to": "active",
-                    "superseded_by": None,
-                    "reason": f"conflict {conflict_id} settled: the other side was taken back",
-                    "conflict_id": conflict_id,
-                },
+            self._set_status(
+                other,
+                "active",
+                f"conflict {conflict_id} settled: the other side was taken back",
                 f"{other}:active:{conflict_id}",
+                conflict_id=conflict_id,
             )
+            self.reactivated.append(other)
 
-    def _conflict(self, c: Contradiction, older_status: str) -> None:
+    def status_of(self, entry_id: str) -> str:
+        """The entry's status as of the events this build appended (stored, else active)."""
+        if entry_id not in self._status:
+            self._status[entry_id] = fact_statuses(self.conn, [entry_id]).get(entry_id, "active")
+        return self._status[entry_id]
+
+    def _set_status(
+        self, entry_id: str, to: str, reason: str, key: str, **fields: str | None
+    ) -> None:
+        """`entry_status_changed` from the entry's status as this build knows it."""
+        payload = {"entry_id": entry_id, "from": self.status_of(entry_id), "to": to}
+        self.append(
+            ENTRY_STATUS_CHANGED,
+            {**payload, "superseded_by": None, **fields, "reason": reason},
+            key,
+        )
+        self._status[entry_id] = to
+
+    def _conflict(self, c: Contradiction) -> None:
         conflict_id = conflict_id_of(c.older_id, c.newer_id)
         self.append(CONFLICT_DETECTED, {"conflict_id": conflict_id, **c.__dict__}, conflict_id)
-        for eid, was in ((c.older_id, older_status), (c.newer_id, "active")):
-            if self.open_conflicts(eid) or was == "contested" or eid in self._left_contested:
+        for eid in (c.older_id, c.newer_id):
+            if self.open_conflicts(eid) or self.status_of(eid) == "contested":
                 continue  # already contested
-            self.append(
-                ENTRY_STATUS_CHANGED,
-                {
-                    "entry_id": eid,
-                    "from": was,
-                    "to": "contested",
-                    "superseded_by": None,
-                    "reason": f"conflict {conflict_id}: {c.reason}",
-                    "conflict_id": conflict_id,
-                },
+            self._set_status(
+                eid,
+                "contested",
+                f"conflict {conflict_id}: {c.reason}",
                 f"{eid}:contested:{conflict_id}",
+                conflict_id=conflict_id,
             )
         self._opened(c.older_id, c.newer_id)

@@ -30,6 +30,7 @@ from axiom.conflicts.detector import (
     COMPARED_TYPES,
     restates,
 )
+from axiom.conflicts.graduate import graduate_kept
 from axiom.entries.queries import corroboration_pool
 from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote, quote_hash
 from axiom.extract.types import ExtractedEntry, ExtractionResult, normalize_title
@@ -550,6 +551,12 @@ class _BuildWriter:
         self.conflicts.said_changes(extraction.entries)
         for entry in extraction.entries:
             self._entry(entry, outcome, timer)
+        if self.conflicts.reactivated:  # the other side of a conflict its session settled
+            self.flush()
+            reason = f"conflict settled by session {self.session_id}"
+            graduate_kept(
+                self.conn, self.conflicts.reactivated, reason, self.pipeline.policy, False
+            )
         self._supersede(outcome)
         timer.run("resolve_tasks", lambda: self._tasks(outcome))
 

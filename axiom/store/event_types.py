@@ -72,8 +72,8 @@ DESCRIPTIONS: dict[str, str] = {
     ARTIFACT_DECLARED: "a blocker naming a ticket, issue or URL became an artifact",
     CONDITION_RESOLVED_TO: "a condition was linked to the task or artifact it stands for",
     CONFLICT_DETECTED: "two entries about the same subject disagree; both became contested",
-    CONFLICT_RESOLVED: "a person settled a conflict (keep_newer, keep_older, keep_both, reject_both),"
-    " or the session that took one side back",
+    CONFLICT_RESOLVED: "a person settled a conflict (keep_newer, keep_older, keep_both,"
+    " reject_both), or a session took its side back (taken_back_newer/older/both)",
     DECISION_RECORDED: "a decision was recorded in the ledger, citing verified evidence",
     REDACTED: "a session, entry or time range was forgotten (a tombstone: what, when, who)",
 }

@@ -171,7 +171,7 @@ def test_a_grown_session_taking_its_value_back_settles_the_conflict_it_opened(
         assert list_conflicts(conn, "open") == []
         settled = get_conflict(conn, opened.conflict_id)
     assert settled is not None and settled.status == "resolved"
-    assert (settled.resolution, settled.resolved_by) == ("keep_older", "session b")
+    assert (settled.resolution, settled.resolved_by) == ("taken_back_newer", "session b")
     a, taken_back, last = entries[OLD.rstrip(".")], entries[TAKEN_BACK], entries[TAKES_BACK]
     assert (a.status, taken_back.status, last.status) == ("active", "superseded", "active")
     assert (a.stage, last.stage) == ("certified", "certified")  # two sessions agree now
