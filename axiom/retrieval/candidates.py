@@ -4,6 +4,11 @@ Each modality is one LanceDB query (`2 x per_source` rows: own rows and context 
 rows are split by `kind` into an *own* view (the document's own row) and a *context* view
 (the message with the turn before it; an entry's own row stands in both). See
 `axiom.retrieval.search` for the views and what each is for.
+
+Every row also brings its `_rowid` (its address in the table version read, free to ask):
+the feedback query (`axiom.retrieval.feedback`) fetches only `kind`, `_rowid` and
+`_score`, and learns which document a row stands for from the rows step 1 returned
+(`row_docs`), instead of reading the id columns of 200 rows a second time.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ PER_SOURCE = 100
 # its `id`: `doc_id_of` builds the document's id from these). Each column is a random read
 # per candidate row, a cost that grows with the table (README, "Scale curve").
 ROW_COLUMNS = ["kind", "entry_id", "session_id", "message_index", "ts"]
+
+# The feedback query's rows: the row's kind for the view it counts in, nothing else read.
+FEEDBACK_COLUMNS = ["kind"]
 
 Row = dict[str, Any]  # one LanceDB result row, as LanceDB returns it
 View = list[tuple[Hashable, float]]  # (document id, score), best first
@@ -58,16 +66,28 @@ def doc_id_of(row: Row) -> str | None:
     return None
 
 
+def row_docs(rows: list[Row]) -> dict[int, str]:
+    """Row address -> the document it stands for, over step 1's rows (`doc_id_of`)."""
+    found: dict[int, str] = {}
+    for row in rows:
+        doc_id = doc_id_of(row)
+        if doc_id is not None and row.get("_rowid") is not None:
+            found[int(row["_rowid"])] = doc_id
+    return found
+
+
 def split_views(
     rows: list[Row],
     kinds: Sequence[str],
     score: Callable[[Row], float],
-    own_view: str,
-    ctx_view: str,
+    views: tuple[str, str],
     docs: dict[str, Doc],
     per_source: int,
+    doc_of: Callable[[Row], str | None] = doc_id_of,
 ) -> dict[str, View]:
-    """One modality's rows (best first) -> its own and context views, top `per_source` each."""
+    """One modality's rows (best first) -> its own and context views (`views`), top
+    `per_source` each; `doc_of` names the document a row stands for."""
+    own_view, ctx_view = views
     own: View = []
     ctx: View = []
     for row in rows:
@@ -75,7 +95,7 @@ def split_views(
         doc_kind = "message" if kind == "context" else kind
         if doc_kind not in kinds:
             continue
-        doc_id = doc_id_of(row)
+        doc_id = doc_of(row)
         if doc_id is None:
             continue
         value = score(row)
@@ -108,9 +128,30 @@ def split_views(
 def lexical_views(
     rows: list[Row], kinds: Sequence[str], docs: dict[str, Doc], per_source: int
 ) -> dict[str, View]:
+    return split_views(rows, kinds, _bm25, ("lexical_own", "lexical_ctx"), docs, per_source)
+
+
+def feedback_views(
+    rows: list[Row], kinds: Sequence[str], docs_by_row: dict[int, str], per_source: int
+) -> dict[str, View]:
+    """The feedback query's rows (`kind`, `_rowid`, `_score`) -> the two lexical views,
+    split as `lexical_views` splits step 1's. A row step 1 returned stands for its
+    document (`docs_by_row`); any other row for itself (`row:<address>`): it counts in
+    its view's scale and ranks, and no candidate is named so (the feedback moves only the
+    pool's candidates)."""
     return split_views(
-        rows, kinds, lambda r: float(r["_score"]), "lexical_own", "lexical_ctx", docs, per_source
+        rows,
+        kinds,
+        _bm25,
+        ("lexical_own", "lexical_ctx"),
+        {},
+        per_source,
+        lambda r: docs_by_row.get(int(r["_rowid"])) or f"row:{r['_rowid']}",
     )
+
+
+def _bm25(row: Row) -> float:
+    return float(row["_score"])
 
 
 def dense_views(
@@ -120,8 +161,7 @@ def dense_views(
         rows,
         kinds,
         lambda r: 1.0 - float(r["_distance"]),
-        "dense_own",
-        "dense_ctx",
+        ("dense_own", "dense_ctx"),
         docs,
         per_source,
     )
@@ -166,11 +206,15 @@ class CandidateSource:
             ) from exc
 
     def lexical_rows(
-        self, table: Table, terms: list[str], kinds: Sequence[str], with_terms: bool = True
+        self,
+        table: Table,
+        terms: list[str],
+        kinds: Sequence[str],
+        columns: Sequence[str] = (*ROW_COLUMNS, "lex_terms"),
     ) -> tuple[list[Row], float]:
-        """BM25 rows for `terms` (own and context rows), and the milliseconds it took.
-        Without `with_terms` the rows leave out their analyzed terms (the feedback query
-        needs only which rows and their scores, and the long column is dear to fetch)."""
+        """BM25 rows for `terms` (own and context rows, with `columns` and `_rowid`), and
+        the milliseconds it took. The feedback query asks `FEEDBACK_COLUMNS`: each column
+        is a random read per row, and it needs only which rows and their scores."""
         # lancedb is heavy to import: loaded on the first full-text query, not with the module.
         from lancedb.query import MatchQuery
 
@@ -181,8 +225,10 @@ class CandidateSource:
         where = kind_filter(kinds)
         if where:
             builder = builder.where(where, prefilter=True)
-        columns = [*ROW_COLUMNS, *(["lex_terms"] if with_terms else []), "_score"]
-        rows = self._run(lambda: builder.limit(2 * self.per_source).select(columns).to_list())
+        wanted = [*columns, "_score"]
+        rows = self._run(
+            lambda: builder.with_row_id(True).limit(2 * self.per_source).select(wanted).to_list()
+        )
         return rows, elapsed_ms(t0)
 
     def dense_rows(self, table: Table, vector: np.ndarray, kinds: Sequence[str]) -> list[Row]:
@@ -196,7 +242,9 @@ class CandidateSource:
         if where:
             builder = builder.where(where, prefilter=True)
         columns = [*ROW_COLUMNS, "_distance"]
-        return self._run(lambda: builder.limit(2 * self.per_source).select(columns).to_list())
+        return self._run(
+            lambda: builder.with_row_id(True).limit(2 * self.per_source).select(columns).to_list()
+        )
 
     def _run(self, fn: Callable[[], list[Row]]) -> list[Row]:
         try:
