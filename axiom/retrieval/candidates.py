@@ -23,16 +23,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from axiom.retrieval.query import SEARCHABLE_KINDS, SearchUnavailable
-from axiom.vectors.lance_store import LanceStore, LanceStoreError
+from axiom.vectors.lance_store import LanceStore, LanceStoreError, row_id_parts
 
 if TYPE_CHECKING:
     from lancedb.table import Table
 
 PER_SOURCE = 100
-# What a candidate row brings back (not its text: the hit's text comes from DuckDB; not
-# its `id`: `doc_id_of` builds the document's id from these). Each column is a random read
-# per candidate row, a cost that grows with the table (README, "Scale curve").
-ROW_COLUMNS = ["kind", "entry_id", "session_id", "message_index", "ts"]
+# What a candidate row brings back: its `id` (split into kind and keys by `row_id_parts`:
+# one column read instead of four; an entry's row no longer says its session, which the
+# ranking takes from DuckDB) and time; not its text (the hit's text comes from DuckDB).
+# Each column is a random read per candidate row, a cost that grows with the table
+# (README, "Scale curve").
+ROW_COLUMNS = ["id", "ts"]
 
 # The feedback query's rows: the row's kind for the view it counts in, nothing else read.
 FEEDBACK_COLUMNS = ["kind"]
@@ -229,7 +231,7 @@ class CandidateSource:
         rows = self._run(
             lambda: builder.with_row_id(True).limit(2 * self.per_source).select(wanted).to_list()
         )
-        return rows, elapsed_ms(t0)
+        return _keyed(rows), elapsed_ms(t0)
 
     def dense_rows(self, table: Table, vector: np.ndarray, kinds: Sequence[str]) -> list[Row]:
         """Nearest rows to `vector` by cosine (own and context rows)."""
@@ -242,8 +244,12 @@ class CandidateSource:
         if where:
             builder = builder.where(where, prefilter=True)
         columns = [*ROW_COLUMNS, "_distance"]
-        return self._run(
-            lambda: builder.with_row_id(True).limit(2 * self.per_source).select(columns).to_list()
+        return _keyed(
+            self._run(
+                lambda: (
+                    builder.with_row_id(True).limit(2 * self.per_source).select(columns).to_list()
+                )
+            )
         )
 
     def _run(self, fn: Callable[[], list[Row]]) -> list[Row]:
@@ -257,6 +263,14 @@ class CandidateSource:
                 f" {exc.__class__.__name__}: {exc}. If it is corrupt, move it aside and run"
                 " `python -m axiom reconcile` so the writer rebuilds it."
             ) from exc
+
+
+def _keyed(rows: list[Row]) -> list[Row]:
+    """`rows` with the kind and keys their `id` holds (rows read without it unchanged)."""
+    for row in rows:
+        if "id" in row:
+            row.update(row_id_parts(str(row["id"])))
+    return rows
 
 
 def elapsed_ms(t0: float) -> float:

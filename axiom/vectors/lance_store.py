@@ -103,6 +103,20 @@ def task_row_id(task_id: str) -> str:
     return f"task:{task_id}"
 
 
+def row_id_parts(row_id: str) -> dict[str, str | int]:
+    """A row's kind and keys from its `id` (the forms above): `kind`, and `entry_id` or
+    `session_id` + `message_index` (a task's id is not split). A search reads the one
+    `id` column instead of the four key columns: each column read is a random read per
+    result row."""
+    kind, _, rest = row_id.partition(":")
+    if kind == "entry":
+        return {"kind": kind, "entry_id": rest}
+    if kind in ("message", "context"):
+        session_id, _, index = rest.rpartition(":")
+        return {"kind": kind, "session_id": session_id, "message_index": int(index)}
+    return {"kind": kind}
+
+
 # --- the store ----------------------------------------------------------------------------
 
 
