@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from axiom.retrieval.query import SEARCHABLE_KINDS, SearchUnavailable
-from axiom.vectors.lance_store import LanceStore, LanceStoreError, row_id_parts
+from axiom.vectors.lance_store import LanceStore, LanceStoreError, row_id_parts, run_async
 
 if TYPE_CHECKING:
-    from lancedb.table import Table
+    from lancedb.table import AsyncTable
 
 PER_SOURCE = 100
 # What a candidate row brings back: its `id` (split into kind and keys by `row_id_parts`:
@@ -181,24 +181,26 @@ def kind_filter(kinds: Sequence[str]) -> str | None:
 
 class CandidateSource:
     """The LanceDB table of one store, opened once and reopened after a read fails (the
-    writer may have rebuilt it); safe to share between threads."""
+    writer may have rebuilt it); safe to share between threads. Queried through LanceDB's
+    async handle: one hop to its event loop per query, not the sync builders' five or six
+    (`LanceStore.open_async_table_for_read`)."""
 
     def __init__(self, store: LanceStore, per_source: int = PER_SOURCE, nprobes: int = 32) -> None:
         self.store = store
         self.per_source = per_source
         self.nprobes = nprobes
-        self._table: Table | None = None
+        self._table: AsyncTable | None = None
         self._lock = threading.Lock()
 
-    def table(self) -> Table:
+    def table(self) -> AsyncTable:
         with self._lock:
             if self._table is None:
                 self._table = self._open_table()
             return self._table
 
-    def _open_table(self) -> Table:
+    def _open_table(self) -> AsyncTable:
         try:
-            return self.store.open_table_for_read()
+            return self.store.open_async_table_for_read()
         except LanceStoreError as exc:
             raise SearchUnavailable(f"search index unavailable: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - anything LanceDB raises on a bad directory
@@ -209,7 +211,7 @@ class CandidateSource:
 
     def lexical_rows(
         self,
-        table: Table,
+        table: AsyncTable,
         terms: list[str],
         kinds: Sequence[str],
         columns: Sequence[str] = (*ROW_COLUMNS, "lex_terms"),
@@ -221,40 +223,39 @@ class CandidateSource:
         from lancedb.query import MatchQuery
 
         t0 = time.perf_counter()
-        builder = table.search(
-            MatchQuery(" ".join(terms), self.store.lexical.column), query_type="fts"
+        query = table.query().nearest_to_text(
+            MatchQuery(" ".join(terms), self.store.lexical.column)
         )
-        where = kind_filter(kinds)
-        if where:
-            builder = builder.where(where, prefilter=True)
-        wanted = [*columns, "_score"]
-        rows = self._run(
-            lambda: builder.with_row_id(True).limit(2 * self.per_source).select(wanted).to_list()
-        )
-        return _keyed(rows), elapsed_ms(t0)
+        rows = self._run(query, kinds, [*columns, "_score"])
+        return rows, elapsed_ms(t0)
 
-    def dense_rows(self, table: Table, vector: np.ndarray, kinds: Sequence[str]) -> list[Row]:
+    def dense_rows(self, table: AsyncTable, vector: np.ndarray, kinds: Sequence[str]) -> list[Row]:
         """Nearest rows to `vector` by cosine (own and context rows)."""
-        builder = (
-            table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
+        query = (
+            table.query()
+            .nearest_to(np.asarray(vector, dtype=np.float32))
+            .column("vector")
             .distance_type("cosine")
             .nprobes(self.nprobes)
         )
+        return self._run(query, kinds, [*ROW_COLUMNS, "_distance"])
+
+    def version(self, table: AsyncTable) -> int | None:
+        """The table version the handle reads (None when it cannot say)."""
+        try:
+            return int(run_async(table.version()))
+        except Exception:  # noqa: BLE001 - then the caller does without
+            return None
+
+    def _run(self, query: Any, kinds: Sequence[str], columns: list[str]) -> list[Row]:
+        """`query`'s top `2 x per_source` rows of `kinds` (a prefilter), with `columns`
+        and `_rowid`, the kind and keys of their `id` added (`_keyed`)."""
         where = kind_filter(kinds)
         if where:
-            builder = builder.where(where, prefilter=True)
-        columns = [*ROW_COLUMNS, "_distance"]
-        return _keyed(
-            self._run(
-                lambda: (
-                    builder.with_row_id(True).limit(2 * self.per_source).select(columns).to_list()
-                )
-            )
-        )
-
-    def _run(self, fn: Callable[[], list[Row]]) -> list[Row]:
+            query = query.where(where)  # the async API filters before the search
+        query = query.with_row_id().limit(2 * self.per_source).select(columns)
         try:
-            return fn()
+            return _keyed(run_async(query.to_list()))
         except Exception as exc:  # noqa: BLE001 - LanceDB raises many kinds on bad files
             with self._lock:
                 self._table = None  # reopen next time (the writer may have rebuilt it)

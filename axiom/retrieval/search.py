@@ -172,7 +172,7 @@ from axiom.vectors.lance_store import LanceStore
 from axiom.vectors.lexical import DEFAULT_ANALYZER, Analyzer
 
 if TYPE_CHECKING:
-    from lancedb.table import Table
+    from lancedb.table import AsyncTable
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -311,7 +311,7 @@ class SearchService:
 
     def _candidates(
         self,
-        table: Table,
+        table: AsyncTable,
         text: str,
         query_terms: list[str],
         mode: str,
@@ -323,7 +323,7 @@ class SearchService:
         its neighbours found in this one; a model that cannot load degrades hybrid to
         full text (with a warning) and fails vector mode."""
         found = _Candidates(use_dense=mode in ("hybrid", "vector"))
-        found.version = _version(table)
+        found.version = self.candidates.version(table)
         use_lexical = mode in ("hybrid", "fts")
         if use_lexical and not query_terms:
             warnings.append("the query has no searchable words for full-text search")
@@ -398,7 +398,11 @@ class SearchService:
         return [item.hit for item in top], stale
 
     def _ask_again(
-        self, table: Table, found: _Candidates, kinds: tuple[str, ...], timings: dict[str, float]
+        self,
+        table: AsyncTable,
+        found: _Candidates,
+        kinds: tuple[str, ...],
+        timings: dict[str, float],
     ) -> AskAgain:
         """The feedback query (`axiom.retrieval.feedback`): BM25 for `terms`, only each
         row's kind, address and score, split into the two lexical views like step 1's
@@ -415,20 +419,12 @@ class SearchService:
             except SearchUnavailable as exc:  # e.g. a forget swapped the table meanwhile
                 log.warning("search feedback query failed, ranking without it: %s", exc)
                 return None
-            if found.version is None or _version(table) != found.version:
+            if found.version is None or self.candidates.version(table) != found.version:
                 log.info("search table changed between the queries: ranking without feedback")
                 return None
             return feedback_views(rows, kinds, found.docs_by_row, self.per_source)
 
         return ask
-
-
-def _version(table: Table) -> int | None:
-    """The version a table handle reads (None when it cannot say)."""
-    try:
-        return int(table.version)
-    except Exception:  # noqa: BLE001 - then the feedback query is skipped, not the search
-        return None
 
 
 class _Inline(Executor):
