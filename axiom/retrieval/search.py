@@ -17,8 +17,10 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    `mode="fts"` uses the two lexical views, `mode="vector"` the two dense ones,
    `mode="hybrid"` all four. A context row stands for its message: a reply ("Yes, last
    summer!") is found through the turn it answers. Each modality is one LanceDB query
-   (`2 x PER_SOURCE` rows) split into its two views by `kind`; the full-text query runs in
-   a thread beside query embedding + kNN; the DuckDB read follows, in the caller's thread.
+   (`2 x PER_SOURCE` rows, each read for its `id`, `ts` and address: few columns, through
+   the table's async handle; `axiom.retrieval.candidates`) split into its two views by
+   `kind`; the full-text query runs in a thread beside query embedding + kNN; the DuckDB
+   read follows, in the caller's thread.
 
 2. **Fusion.** `blend(views, norm="zscore")` with equal weights (`axiom.retrieval.fusion`):
    each view's scores become z-scores over that view's own candidates, a document a view
