@@ -20,7 +20,15 @@ context row brings no words. A pool with fewer than `MIN_POOL` candidates that h
 Kept because it won on both LoCoMo dev files, the setting chosen on either file winning on
 the other; the MRR gain held across the settings tried, the recall gain less so (README,
 "Measured: retrieval quality", session 15, has the figures).
-Cost: one more full-text query per hybrid search.
+Cost: one more full-text query per hybrid search. It reads only each row's kind, address
+(`_rowid`) and score: a row step 1 returned names its document by its address
+(`candidates.feedback_views`), so no id column is read twice; a row step 1 did not return
+counts only in its view's scale, so a pool candidate whose other row step 1 never saw gets
+that view's lowest z (reading ids would give it its score: on dev, MRR 0.6610 -> 0.6608).
+The query takes ~0.6x the time of one reading the ids (README, "Measured: speed", session
+16). Row addresses hold within one table version: when the writer commits between the two
+queries the feedback is left out (`AskAgain` answers None) rather than lifting whichever
+documents the addresses name by then.
 """
 
 from __future__ import annotations

@@ -17,8 +17,10 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    `mode="fts"` uses the two lexical views, `mode="vector"` the two dense ones,
    `mode="hybrid"` all four. A context row stands for its message: a reply ("Yes, last
    summer!") is found through the turn it answers. Each modality is one LanceDB query
-   (`2 x PER_SOURCE` rows) split into its two views by `kind`; the full-text query runs in
-   a thread beside query embedding + kNN; the DuckDB read follows, in the caller's thread.
+   (`2 x PER_SOURCE` rows, each read for its `id`, `ts` and address: few columns, through
+   the table's async handle; `axiom.retrieval.candidates`) split into its two views by
+   `kind`; the full-text query runs in a thread beside query embedding + kNN; the DuckDB
+   read follows, in the caller's thread.
 
 2. **Fusion.** `blend(views, norm="zscore")` with equal weights (`axiom.retrieval.fusion`):
    each view's scores become z-scores over that view's own candidates, a document a view
@@ -130,6 +132,7 @@ import numpy as np
 from axiom.config import AxiomConfig
 from axiom.retrieval.backlog import IndexBacklog
 from axiom.retrieval.candidates import (
+    FEEDBACK_COLUMNS,
     PER_SOURCE,
     CandidateSource,
     Doc,
@@ -137,7 +140,9 @@ from axiom.retrieval.candidates import (
     View,
     dense_views,
     elapsed_ms,
+    feedback_views,
     lexical_views,
+    row_docs,
 )
 from axiom.retrieval.cue_blend import VIEW_WEIGHTS, blend_cues, blends
 from axiom.retrieval.embedding import EmbedderFactory, QueryEmbedder
@@ -169,7 +174,7 @@ from axiom.vectors.lance_store import LanceStore
 from axiom.vectors.lexical import DEFAULT_ANALYZER, Analyzer
 
 if TYPE_CHECKING:
-    from lancedb.table import Table
+    from lancedb.table import AsyncTable
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -183,6 +188,8 @@ class _Candidates:
     docs: dict[str, Doc] = field(default_factory=dict)
     use_dense: bool = False
     embedder_name: str | None = None
+    docs_by_row: dict[int, str] = field(default_factory=dict)  # row address -> document
+    version: int | None = None  # the table version the rows' addresses belong to
 
 
 class SearchService:
@@ -285,7 +292,7 @@ class SearchService:
         # (behind a writer at the turnstile) while the release of another search's read
         # waits in the pool's queue behind it - a deadlock seen in bench/soak.py with a
         # hook and a page searching while the importer wrote.
-        ask_again = self._ask_again(table, kinds, timings)
+        ask_again = self._ask_again(table, found, kinds, timings)
         with ExitStack() as read_scope:
             connect = lambda: read_scope.enter_context(self.db.read())  # noqa: E731
             facts = self.rank_facts.current(self.db.generation())
@@ -306,7 +313,7 @@ class SearchService:
 
     def _candidates(
         self,
-        table: Table,
+        table: AsyncTable,
         text: str,
         query_terms: list[str],
         mode: str,
@@ -318,6 +325,7 @@ class SearchService:
         its neighbours found in this one; a model that cannot load degrades hybrid to
         full text (with a warning) and fails vector mode."""
         found = _Candidates(use_dense=mode in ("hybrid", "vector"))
+        found.version = self.candidates.version(table)
         use_lexical = mode in ("hybrid", "fts")
         if use_lexical and not query_terms:
             warnings.append("the query has no searchable words for full-text search")
@@ -327,6 +335,7 @@ class SearchService:
             else None
         )
         dense_rows: list[Row] = []
+        lex_rows: list[Row] = []
         if found.use_dense:
             try:
                 t0 = time.perf_counter()
@@ -348,6 +357,7 @@ class SearchService:
             found.views.update(lexical_views(lex_rows, kinds, found.docs, self.per_source))
         if dense_rows:
             found.views.update(dense_views(dense_rows, kinds, found.docs, self.per_source))
+        found.docs_by_row = row_docs(lex_rows + dense_rows)
         return found
 
     def _rank(
@@ -390,20 +400,31 @@ class SearchService:
         return [item.hit for item in top], stale
 
     def _ask_again(
-        self, table: Table, kinds: tuple[str, ...], timings: dict[str, float]
+        self,
+        table: AsyncTable,
+        found: _Candidates,
+        kinds: tuple[str, ...],
+        timings: dict[str, float],
     ) -> AskAgain:
-        """The feedback query (`axiom.retrieval.feedback`): BM25 for `terms`, split into
-        the two lexical views like step 1's; its time goes to `timings["feedback"]`."""
+        """The feedback query (`axiom.retrieval.feedback`): BM25 for `terms`, only each
+        row's kind, address and score, split into the two lexical views like step 1's
+        (a row step 1 returned names its document); its time goes to
+        `timings["feedback"]`. None (the first ranking stands) when it fails, or when the
+        table moved to another version since step 1 (a compaction may have moved rows,
+        so their addresses would name other documents)."""
 
         def ask(terms: list[str]) -> dict[str, View] | None:
             try:
                 rows, timings["feedback"] = self.candidates.lexical_rows(
-                    table, terms, kinds, with_terms=False
+                    table, terms, kinds, columns=FEEDBACK_COLUMNS
                 )
             except SearchUnavailable as exc:  # e.g. a forget swapped the table meanwhile
                 log.warning("search feedback query failed, ranking without it: %s", exc)
                 return None
-            return lexical_views(rows, kinds, {}, self.per_source)
+            if found.version is None or self.candidates.version(table) != found.version:
+                log.info("search table changed between the queries: ranking without feedback")
+                return None
+            return feedback_views(rows, kinds, found.docs_by_row, self.per_source)
 
         return ask
 

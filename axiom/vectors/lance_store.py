@@ -38,11 +38,11 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -50,6 +50,7 @@ import pyarrow.compute as pc
 
 from axiom.vectors.lexical import DEFAULT_ANALYZER, Analyzer, LanceLexicalIndex
 
+T = TypeVar("T")
 TABLE_PREFIX = "memories_"
 # A `context` row is written with its message by the same job: the previous message of the
 # session and the message (`axiom.outbox.documents`), so search finds a reply through
@@ -101,6 +102,28 @@ def context_row_id(session_id: str, index: int) -> str:
 
 def task_row_id(task_id: str) -> str:
     return f"task:{task_id}"
+
+
+def run_async(call: Coroutine[Any, Any, T]) -> T:
+    """Run a call of LanceDB's async API to its end on LanceDB's own event loop (the one
+    its sync API runs on), from any thread."""
+    from lancedb.background_loop import LOOP
+
+    return LOOP.run(call)  # type: ignore[no-any-return]
+
+
+def row_id_parts(row_id: str) -> dict[str, str | int]:
+    """A row's kind and keys from its `id` (the forms above): `kind`, and `entry_id` or
+    `session_id` + `message_index` (a task's id is not split). A search reads the one
+    `id` column instead of the four key columns: each column read is a random read per
+    result row."""
+    kind, _, rest = row_id.partition(":")
+    if kind == "entry":
+        return {"kind": kind, "entry_id": rest}
+    if kind in ("message", "context"):
+        session_id, _, index = rest.rpartition(":")
+        return {"kind": kind, "session_id": session_id, "message_index": int(index)}
+    return {"kind": kind}
 
 
 # --- the store ----------------------------------------------------------------------------
@@ -162,6 +185,35 @@ class LanceStore:
         Raises `LanceStoreError` when the directory or table is missing (nothing embedded
         with this version yet) or cannot be opened.
         """
+        self._check_table()
+        import lancedb
+
+        return self._open(lancedb.connect(self.lancedb_dir, read_consistency_interval=consistency))
+
+    def open_async_table_for_read(self, consistency: timedelta = timedelta(seconds=1)) -> Any:
+        """The same table as LanceDB's async handle (`lancedb.AsyncTable`), whose calls
+        run by `run_async`. For a reader that queries often (search): each query is one
+        hop to LanceDB's event loop, where the sync query builders take five or six (the
+        schema read three times, a file check for a legacy index, one hop per result
+        batch). Same errors as `open_table_for_read`."""
+        self._check_table()
+        import lancedb
+
+        async def open_table() -> Any:
+            db = await lancedb.connect_async(
+                self.lancedb_dir, read_consistency_interval=consistency
+            )
+            table = await db.open_table(self.table_name)
+            return table, await table.schema()
+
+        try:
+            table, schema = run_async(open_table())
+        except Exception as exc:
+            raise self._corrupt(exc) from exc
+        self._check_schema(schema)
+        return table
+
+    def _check_table(self) -> None:
         self._check_dir(create=False)
         if not self.table_path.exists():
             raise LanceStoreError(
@@ -170,9 +222,6 @@ class LanceStore:
                 " `python -m axiom up` it is at work, wait a little; otherwise run"
                 " `python -m axiom outbox drain`)"
             )
-        import lancedb
-
-        return self._open(lancedb.connect(self.lancedb_dir, read_consistency_interval=consistency))
 
     def count_by_id(self) -> dict[str, int]:
         """Rows per id (a healthy table has 1 everywhere); {} when there is no table yet."""
@@ -370,12 +419,15 @@ class LanceStore:
             schema = table.schema
         except Exception as exc:
             raise self._corrupt(exc) from exc
+        self._check_schema(schema)
+        return table
+
+    def _check_schema(self, schema: pa.Schema) -> None:
         if schema != self.schema:
             raise LanceStoreError(
                 f"{self.table_path} has schema {schema}, expected {self.schema}"
                 f" (a different dimension than {self.dim}?)"
             )
-        return table
 
     def _write_table(self) -> Any:
         if self._table is not None and self.table_path.is_dir():

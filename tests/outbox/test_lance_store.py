@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -18,8 +20,14 @@ from axiom.store.db import Database
 from axiom.vectors.lance_store import (
     LanceStore,
     LanceStoreError,
+    context_row_id,
+    entry_row_id,
+    message_row_id,
     purge_rows,
+    row_id_parts,
+    run_async,
     table_name,
+    task_row_id,
 )
 from axiom.vectors.lexical import LanceLexicalIndex
 from tests.outbox.support import by_status, jobs, session
@@ -47,6 +55,15 @@ def _rows(*ids: str, text: str = "hello world") -> list[dict]:
 @pytest.fixture
 def small(tmp_path: Path) -> LanceStore:
     return LanceStore(tmp_path / "lancedb", "toy-model@1.0", DIM)
+
+
+# The two read handles: the sync one, and the async one search queries through.
+READERS = ["open_table_for_read", "open_async_table_for_read"]
+
+
+def _count_rows(table: Any) -> int:
+    count = table.count_rows()
+    return int(run_async(count) if inspect.isawaitable(count) else count)
 
 
 def test_the_table_has_the_contract_name_and_columns(small: LanceStore) -> None:
@@ -82,16 +99,16 @@ def test_upsert_is_idempotent_and_replaces_by_id(small: LanceStore) -> None:
     assert texts == {"entry:e1": "changed", "task:t1": "hello world"}
 
 
-def test_a_reader_sees_commits_made_after_it_opened(small: LanceStore) -> None:
+@pytest.mark.parametrize("opener", READERS)
+def test_a_reader_sees_commits_made_after_it_opened(small: LanceStore, opener: str) -> None:
     small.upsert(_rows("entry:e1"))
-    reader = LanceStore(small.lancedb_dir, "toy-model@1.0", DIM).open_table_for_read(
-        consistency=timedelta(0)
-    )
-    assert reader.count_rows() == 1
+    store = LanceStore(small.lancedb_dir, "toy-model@1.0", DIM)
+    reader = getattr(store, opener)(consistency=timedelta(0))
+    assert _count_rows(reader) == 1
 
     small.upsert(_rows("entry:e2"))
 
-    assert reader.count_rows() == 2
+    assert _count_rows(reader) == 2
 
 
 def test_fts_index_uses_the_lexical_analyzer_terms(small: LanceStore) -> None:
@@ -190,19 +207,21 @@ def test_a_reader_keeps_searching_across_a_rebuild(small: LanceStore) -> None:
     assert _nearest(reader, rows[450]["vector"]) == "task:t450"
 
 
+@pytest.mark.parametrize("opener", READERS)
 def test_reading_a_missing_directory_is_a_clear_error_and_creates_nothing(
-    small: LanceStore,
+    small: LanceStore, opener: str
 ) -> None:
     with pytest.raises(LanceStoreError, match="does not exist: nothing has been embedded yet"):
-        small.open_table_for_read()
+        getattr(small, opener)()
     assert not small.lancedb_dir.exists()
     assert small.count_by_id() == {}
 
 
-def test_reading_a_missing_table_is_a_clear_error(small: LanceStore) -> None:
+@pytest.mark.parametrize("opener", READERS)
+def test_reading_a_missing_table_is_a_clear_error(small: LanceStore, opener: str) -> None:
     small.lancedb_dir.mkdir()
     with pytest.raises(LanceStoreError, match="no table memories_toy_model_1_0"):
-        small.open_table_for_read()
+        getattr(small, opener)()
 
 
 def test_a_file_where_the_directory_should_be_is_a_clear_error(small: LanceStore) -> None:
@@ -215,17 +234,51 @@ def test_a_corrupt_table_is_a_clear_error_for_readers_and_the_writer(small: Lanc
     small.upsert(_rows("entry:e1"))
     shutil.rmtree(small.table_path / "_versions")  # the manifests are gone
 
-    with pytest.raises(LanceStoreError, match="cannot be read \\(corrupt or incomplete\\?\\)"):
-        small.open_table_for_read()
+    for opener in READERS:
+        with pytest.raises(LanceStoreError, match="cannot be read \\(corrupt or incomplete\\?\\)"):
+            getattr(small, opener)()
     fresh = LanceStore(small.lancedb_dir, "toy-model@1.0", DIM)
     with pytest.raises(LanceStoreError, match="corrupt"):
         fresh.upsert(_rows("entry:e2"))
 
 
-def test_a_table_of_another_dimension_is_refused(small: LanceStore) -> None:
+@pytest.mark.parametrize("opener", READERS)
+def test_a_table_of_another_dimension_is_refused(small: LanceStore, opener: str) -> None:
     small.upsert(_rows("entry:e1"))
     with pytest.raises(LanceStoreError, match="a different dimension than 4"):
-        LanceStore(small.lancedb_dir, "toy-model@1.0", 4).open_table_for_read()
+        getattr(LanceStore(small.lancedb_dir, "toy-model@1.0", 4), opener)()
+
+
+def test_a_rows_id_says_its_kind_and_keys(small: LanceStore) -> None:
+    """What `row_id_parts` reads from each stored id is what the key columns hold (a
+    session id may itself hold colons; an entry's row says its session only in its
+    column, which search does not read)."""
+    rows = [
+        {"id": entry_row_id("e1"), "kind": "entry", "entry_id": "e1", "session_id": "s:1"},
+        {
+            "id": message_row_id("s:1", 3),
+            "kind": "message",
+            "session_id": "s:1",
+            "message_index": 3,
+        },
+        {
+            "id": context_row_id("s:1", 3),
+            "kind": "context",
+            "session_id": "s:1",
+            "message_index": 3,
+        },
+        {"id": task_row_id("t:1"), "kind": "task"},
+    ]
+    vector = np.ones(DIM, dtype=np.float32) / np.sqrt(DIM)
+    small.upsert([{**row, "text": f"row {i}", "vector": vector} for i, row in enumerate(rows)])
+    stored = small.open_table_for_read().to_arrow().to_pylist()
+    assert len(stored) == len(rows)
+    for row in stored:
+        keys = {k: row[k] for k in ("kind", "entry_id", "session_id", "message_index")}
+        keys = {k: v for k, v in keys.items() if v is not None}
+        if row["kind"] == "entry":
+            assert keys.pop("session_id") == "s:1"
+        assert row_id_parts(row["id"]) == keys
 
 
 def test_a_drain_into_a_corrupt_table_fails_its_batch_with_the_reason(

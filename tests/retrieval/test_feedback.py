@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
 from axiom.retrieval import feedback
-from axiom.retrieval.candidates import Doc, SearchUnavailable
+from axiom.retrieval.candidates import (
+    FEEDBACK_COLUMNS,
+    Doc,
+    SearchUnavailable,
+    feedback_views,
+    lexical_views,
+    row_docs,
+)
 from axiom.retrieval.feedback import FEEDBACK_HITS, MIN_POOL, expansion_terms
+from axiom.retrieval.results import SearchResult
 from axiom.retrieval.scoring import Facts, Scored
 from axiom.retrieval.search import SearchService
 from axiom.store.db import Database
 from axiom.vectors.lance_store import LanceStore
+from axiom.vectors.lexical import DEFAULT_ANALYZER
 from tests.retrieval.conftest import HashEmbedder, chat, serve
 
 SESSIONS = [
@@ -40,6 +50,7 @@ SESSIONS = [
     ),
 ]
 RECITAL, BEACH = "The clarinet recital", "The beach trip"
+QUESTION = "How do you relax?"
 
 
 @pytest.fixture
@@ -85,7 +96,7 @@ def test_a_turn_sharing_the_top_hits_words_is_lifted(
     chats: SearchService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(feedback, "MIN_POOL", 1)  # the store is small: idf over 5 turns
-    found = chats.search("How do you relax?", k=10, kinds=("message",))
+    found = chats.search(QUESTION, k=10, kinds=("message",))
     assert "feedback" in found.timings_ms  # one more full-text query
     texts = [h.summary for h in found.hits]
     recital = next(i for i, t in enumerate(texts) if RECITAL in str(t))
@@ -98,9 +109,30 @@ def test_a_turn_sharing_the_top_hits_words_is_lifted(
 
 def test_only_the_hybrid_z_score_ranking_asks_again(chats: SearchService) -> None:
     for mode, fusion in (("fts", "zscore"), ("vector", "zscore"), ("hybrid", "rrf")):
-        found = chats.search("How do you relax?", k=10, mode=mode, fusion=fusion)
+        found = chats.search(QUESTION, k=10, mode=mode, fusion=fusion)
         assert "feedback" not in found.timings_ms
         assert all(h.breakdown["feedback"] == 0 for h in found.hits)
+
+
+def _with_second_query_after(
+    chats: SearchService, monkeypatch: pytest.MonkeyPatch, meanwhile: Callable[[], None]
+) -> tuple[list[Any], SearchResult, int]:
+    """The question's hits without feedback; then asked with feedback, `meanwhile` run
+    (it may raise) just before the feedback query; and the full-text queries asked."""
+    monkeypatch.setattr(feedback, "MIN_POOL", 10_000)  # no feedback: the first ranking
+    plain = [h.summary for h in chats.search(QUESTION, k=10, kinds=("message",)).hits]
+    monkeypatch.setattr(feedback, "MIN_POOL", 1)
+    first_query = chats.candidates.lexical_rows
+    calls: list[list[str]] = []
+
+    def second_after(table: Any, terms: list[str], kinds: Any, **how: Any) -> Any:
+        calls.append(terms)
+        if len(calls) > 1:
+            meanwhile()
+        return first_query(table, terms, kinds, **how)
+
+    monkeypatch.setattr(chats.candidates, "lexical_rows", second_after)
+    return plain, chats.search(QUESTION, k=10, kinds=("message",)), len(calls)
 
 
 def test_a_failed_feedback_query_leaves_the_first_ranking(
@@ -108,21 +140,61 @@ def test_a_failed_feedback_query_leaves_the_first_ranking(
 ) -> None:
     """The second query is an extra: if it fails (a forget swapped the table between the
     two), the search answers with the ranking it had, not an error."""
-    question = "How do you relax?"
-    monkeypatch.setattr(feedback, "MIN_POOL", 10_000)  # no feedback: the first ranking
-    plain = [h.summary for h in chats.search(question, k=10, kinds=("message",)).hits]
-    monkeypatch.setattr(feedback, "MIN_POOL", 1)
-    first_query = chats.candidates.lexical_rows
-    calls: list[list[str]] = []
 
-    def second_fails(table: Any, terms: list[str], kinds: Any, **how: Any) -> Any:
-        calls.append(terms)
-        if len(calls) > 1:
-            raise SearchUnavailable("the table was swapped")
-        return first_query(table, terms, kinds, **how)
+    def fail() -> None:
+        raise SearchUnavailable("the table was swapped")
 
-    monkeypatch.setattr(chats.candidates, "lexical_rows", second_fails)
-    found = chats.search(question, k=10, kinds=("message",))
-    assert len(calls) == 2  # the feedback query was asked, and failed
+    plain, found, asked = _with_second_query_after(chats, monkeypatch, fail)
+    assert asked == 2  # the feedback query was asked, and failed
+    assert [h.summary for h in found.hits] == plain
+    assert all(h.breakdown["feedback"] == 0 for h in found.hits)
+
+
+def test_the_feedback_rows_name_the_documents_step_1_found_by_their_address(
+    chats: SearchService,
+) -> None:
+    """The feedback query reads only each row's kind and score (no id columns): a row
+    step 1 returned names its document by its address, so the pool's candidates get the
+    scores that reading their ids gives; any other row counts in its view's scale under
+    its address alone."""
+    table, kinds, per = chats.candidates.table(), ("message",), chats.per_source
+    first, _ = chats.candidates.lexical_rows(table, ["relax"], kinds)
+    dense = chats.candidates.dense_rows(table, chats.embed_query("relax"), kinds)
+    terms = DEFAULT_ANALYZER("relax clarinet recital beach")
+    full, _ = chats.candidates.lexical_rows(table, terms, kinds)
+    lean, _ = chats.candidates.lexical_rows(table, terms, kinds, columns=FEEDBACK_COLUMNS)
+    assert {key for row in lean for key in row} == {"kind", "_rowid", "_score"}
+    read = lexical_views(full, kinds, {}, per)
+    # Step 1 returned every row of this small store (the kNN takes them all).
+    assert feedback_views(lean, kinds, row_docs(first + dense), per) == read
+    # Only the rows the first full-text query returned: the others keep their scores.
+    named = row_docs(first)
+    partial = feedback_views(lean, kinds, named, per)
+    for view in read:
+        assert [s for _d, s in partial[view]] == [s for _d, s in read[view]]
+        known = [(d, s) for d, s in partial[view] if not str(d).startswith("row:")]
+        assert known == [(d, s) for d, s in read[view] if d in set(named.values())]
+    assert any(str(d).startswith("row:") for d, _s in partial["lexical_own"])  # the recital
+
+
+def test_a_table_changed_between_the_two_queries_leaves_the_first_ranking(
+    chats: SearchService,
+    store: LanceStore,
+    embedder: HashEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Row addresses hold within one table version: when the writer commits between step 1
+    and the feedback query (a compaction may move rows), the feedback is left out rather
+    than lifting whichever documents the addresses now name."""
+
+    def writer_commits() -> None:
+        text = "A task row written meanwhile."
+        row = {"id": "task:t1", "kind": "task", "text": text}
+        with store.writer_lock():
+            store.upsert([{**row, "vector": embedder.embed([text])[0]}])
+        time.sleep(1.1)  # the read handle looks for new versions once a second
+
+    plain, found, asked = _with_second_query_after(chats, monkeypatch, writer_commits)
+    assert asked == 2  # the feedback query ran, on a newer version
     assert [h.summary for h in found.hits] == plain
     assert all(h.breakdown["feedback"] == 0 for h in found.hits)
