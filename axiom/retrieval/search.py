@@ -140,6 +140,7 @@ from axiom.retrieval.candidates import (
     lexical_views,
 )
 from axiom.retrieval.cue_blend import VIEW_WEIGHTS, blend_cues, blends
+from axiom.retrieval.dense_query import KnownSubjects, dense_query
 from axiom.retrieval.embedding import EmbedderFactory, QueryEmbedder
 from axiom.retrieval.feedback import AskAgain, feedback_lift
 from axiom.retrieval.fusion import FusedHit, fuse
@@ -214,6 +215,7 @@ class SearchService:
         self.reads = ReadCache()  # DuckDB reads, kept while the store is unchanged
         self.rank_facts = RankFactsLoader(db, facts_rows)  # all of them, once the store is idle
         self.backlog = IndexBacklog(db, store.embedding_version)  # what no search finds yet
+        self.known_subjects = KnownSubjects(db)  # whom the dense query leaves unnamed
         # A thread that runs the full-text query beside query
         # embedding + kNN in the caller's thread; 0 runs everything in the caller's thread.
         # On 2 cores more threads only fight over them (measured at 100k entries: p50
@@ -266,15 +268,20 @@ class SearchService:
         timings: dict[str, float] = {}
         query_terms = self.analyzer(text)
         drawn = candidate_kinds(text, kinds)  # a list question draws entries too
+        embedded = (  # the cue blend's dense views: without the names the cue ranks by
+            dense_query(text, self.known_subjects.names)
+            if blends(MODE_VIEWS[mode], fusion)
+            else text
+        )
         try:
             table = self.candidates.table()
-            found = self._candidates(table, text, query_terms, mode, drawn, warnings, timings)
+            found = self._candidates(table, embedded, query_terms, mode, drawn, warnings, timings)
         except SearchUnavailable:
             # Another process (a `forget`, a rebuild) may have compacted away the version
             # this long-lived handle reads: open the table afresh and try once more.
             warnings.clear()
             table = self.candidates.table()
-            found = self._candidates(table, text, query_terms, mode, drawn, warnings, timings)
+            found = self._candidates(table, embedded, query_terms, mode, drawn, warnings, timings)
         view_names = MODE_VIEWS[mode if found.use_dense or mode != "hybrid" else "fts"]
         t0 = time.perf_counter()
         fused = fuse(found.views, view_names, fusion)
@@ -314,9 +321,10 @@ class SearchService:
         warnings: list[str],
         timings: dict[str, float],
     ) -> _Candidates:
-        """Step 1: the full-text query on the pool's thread while the query is embedded and
-        its neighbours found in this one; a model that cannot load degrades hybrid to
-        full text (with a warning) and fails vector mode."""
+        """Step 1: the full-text query on the pool's thread while `text` (the dense views'
+        query, `axiom.retrieval.dense_query`) is embedded and its neighbours found in this
+        one; a model that cannot load degrades hybrid to full text (with a warning) and
+        fails vector mode."""
         found = _Candidates(use_dense=mode in ("hybrid", "vector"))
         use_lexical = mode in ("hybrid", "fts")
         if use_lexical and not query_terms:

@@ -54,16 +54,22 @@ _TIME_EXPRESSION = re.compile(
 def named_subjects(query: str) -> frozenset[str]:
     """The casefolded names a query mentions: capitalized words not opening a sentence,
     possessives cut ("Melanie's" → "melanie")."""
+    return frozenset(name for _start, _end, name in name_spans(query))
+
+
+def name_spans(query: str) -> list[tuple[int, int, str]]:
+    """Where the query names someone: (start, end, name) of each name word, the word
+    with its possessive ("Melanie's"), the name casefolded without it ("melanie")."""
     openers = {m.start(1) for m in _SENTENCE_START.finditer(query)}
-    names = set()
+    spans = []
     for m in _WORD.finditer(query):
         word = m.group(0)
         if m.start() in openers or not word[0].isupper():
             continue
         name = subject_key(word)
         if name and name not in _NOT_NAMES:
-            names.add(name)
-    return frozenset(names)
+            spans.append((m.start(), m.end(), name))
+    return spans
 
 
 def subject_key(subject: str | None) -> str:
