@@ -16,7 +16,9 @@ One query runs through five steps; every hit carries the numbers of each (its *b
 
    `mode="fts"` uses the two lexical views, `mode="vector"` the two dense ones,
    `mode="hybrid"` all four. A context row stands for its message: a reply ("Yes, last
-   summer!") is found through the turn it answers. Each modality is one LanceDB query
+   summer!") is found through the turn it answers. For the hybrid z-score ranking the
+   dense views embed the question without the names of the people the store's entries
+   are about (`axiom.retrieval.dense_query`; a *when* question keeps them). Each modality is one LanceDB query
    (`2 x PER_SOURCE` rows) split into its two views by `kind`; the full-text query runs in
    a thread beside query embedding + kNN; the DuckDB read follows, in the caller's thread.
 
@@ -55,7 +57,8 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    * cue blend (`axiom.retrieval.cue_blend`), the hybrid z-score ranking only: the
      factors above are replaced by one linear score, 0.5 x each own-text view's z +
      1.5 x each context view's z + 10 for a named person's candidate + 2 for a turn that
-     says when (a *when* question) + 16 x the citing entry's score (a list question),
+     says when (a *when* question) + 16 x the citing entry's score (a list question)
+     - 1 for a turn that asks a question (where the cues read the texts),
      min-max scaled over the pool, x stage weight x status penalty x recency. `fts`,
      `vector` and RRF rank by the factors above.
    * feedback (`axiom.retrieval.feedback`), the hybrid z-score ranking only: the top 5
@@ -97,8 +100,10 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    `python -m axiom cite ID` and `GET /api/v1/citations/{id}`.
 
 Latency: bench/bench_search.py, figures in the README ("Measured: speed"). Quality (`python -m
-axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.76,
-MRR 0.67 with the cue blend and the feedback query (0.75/0.63 without the feedback;
+axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.79,
+MRR 0.66, multi-hop recall@5 0.50 with the name-less dense query and the question-turn
+cue (0.77/0.66/0.43 without them); 0.76/0.67 with the cue blend and the feedback query
+before messages were embedded in context (0.75/0.63 without the feedback;
 0.72/0.61 with the factors; 0.69/0.54 without the subject and time cues); README,
 "Measured: retrieval quality".
 

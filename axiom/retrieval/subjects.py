@@ -97,12 +97,18 @@ def places_in_time(text: str | None) -> bool:
     return bool(text and _TIME_EXPRESSION.search(text))
 
 
+def asks_something(text: str | None) -> bool:
+    """Whether a text asks a question (holds a question mark)."""
+    return bool(text) and ("?" in text or "？" in text)
+
+
 def apply_question_cues(
     connect: Callable[[], duckdb.DuckDBPyConnection], scored: list[Scored], query: str
 ) -> None:
     """Multiply the scores of candidates about a named subject and, for a *when* question,
-    of those that say when; then re-sort `scored`. Reads nothing (`connect` is not called)
-    when the query names no one and does not ask when (most searches)."""
+    of those that say when; note which turns ask a question themselves (for the cue
+    blend); then re-sort `scored`. Reads nothing (`connect` is not called) when the query
+    names no one and does not ask when (most searches)."""
     names, when = named_subjects(query), asks_when(query)
     if not scored or not (names or when):
         return
@@ -123,6 +129,7 @@ def apply_question_cues(
             item.numbers.subject = 1.0 + SUBJECT_BOOST
         if when and places_in_time(message.text):
             item.numbers.time = 1.0 + TIME_BOOST
+        item.numbers.asks = asks_something(message.text)
     for item in scored:
         if item.hit.entry_id and names and about_named([subjects.get(item.hit.entry_id)], names):
             item.numbers.subject = 1.0 + SUBJECT_BOOST
