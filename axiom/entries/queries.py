@@ -566,6 +566,12 @@ def _page_of_groups(
     ).fetchall()
 
 
+def subject_names(conn: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every distinct subject the entries state ("Melanie", "Melanie's kids")."""
+    rows = conn.execute("SELECT DISTINCT subject FROM entries WHERE subject IS NOT NULL").fetchall()
+    return [subject for (subject,) in rows]
+
+
 def entry_subjects(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, str]:
     """entry_id -> its stated subject, for the existing entries of `entry_ids` that name one."""
     if not entry_ids:

@@ -9,13 +9,17 @@ computed already (no read, no model):
            + SUBJECT_WEIGHT x [about a named person]
            + TIME_WEIGHT    x [a *when* question, and it says when]
            + CITED_WEIGHT   x (score of the best list-question entry citing it)
+           - QUESTION_WEIGHT x [a turn that asks a question itself]
 
 and `final = minmax(linear over the pool) x stage weight x status penalty x recency`, so
 entries and messages keep their stage and status order. In z units: a view's z-score
 spreads its candidates over about -1..4, so a named person's candidates (x10) rank above
 all others about whom the question does not ask — a soft filter, which the 95 % of gold
 turns said by the person named (README) supports; the context views (a turn with the
-turn it answers) weigh three times the own-text views.
+turn it answers) weigh three times the own-text views. A turn that asks something ("What
+books have you read, Melanie?") shares the question's words but is rarely what answers
+it: -1, known where the cues read the candidates' texts anyway (a question that names
+someone or asks when; README, session 16).
 
 The weights were fitted on the two LoCoMo dev files as a grid over the top 100 candidates
 of each question, and kept because the best weights of either file won on the other one
@@ -36,6 +40,7 @@ VIEW_WEIGHTS = {"lexical_own": 0.5, "lexical_ctx": 1.5, "dense_own": 0.5, "dense
 SUBJECT_WEIGHT = 10.0
 TIME_WEIGHT = 2.0
 CITED_WEIGHT = 16.0
+QUESTION_WEIGHT = 1.0
 
 
 def blends(view_names: Sequence[str], fusion: str) -> bool:
@@ -47,7 +52,9 @@ def linear_score(item: Scored, view_names: Sequence[str]) -> float:
     """The candidate's linear score (see the module docstring)."""
     n = item.numbers
     views = sum(VIEW_WEIGHTS[name] * z for name, z in zip(view_names, n.fused.parts, strict=True))
-    cues = SUBJECT_WEIGHT * (n.subject > 1.0) + TIME_WEIGHT * (n.time > 1.0)
+    cues = (
+        SUBJECT_WEIGHT * (n.subject > 1.0) + TIME_WEIGHT * (n.time > 1.0) - QUESTION_WEIGHT * n.asks
+    )
     return views + cues + CITED_WEIGHT * n.cited / CITED_BOOST
 
 

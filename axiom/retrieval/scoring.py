@@ -120,6 +120,7 @@ class Numbers:
     final: float
     subject: float = 1.0  # `axiom.retrieval.subjects`: the question names who it is about
     time: float = 1.0  # the question asks when and the candidate says when
+    asks: bool = False  # the candidate's text asks something (read for the cues only)
     cited: float = 0.0  # `axiom.retrieval.lists`: added by entries citing it (list questions)
     blended: float | None = None  # `axiom.retrieval.cue_blend`: its linear score (hybrid)
     feedback: float = 0.0  # `axiom.retrieval.feedback`: the feedback query's part of it
@@ -275,6 +276,7 @@ def breakdown(item: Scored, view_names: Sequence[str]) -> dict[str, Any]:
         "recency": round_or_none(n.recency),
         "subject_boost": n.subject,
         "time_boost": n.time,
+        "asks": n.asks,
         "cited_lift": round_or_none(n.cited),
         "cue_blend": round_or_none(n.blended),
         "feedback": round_or_none(n.feedback),

@@ -16,11 +16,13 @@ One query runs through five steps; every hit carries the numbers of each (its *b
 
    `mode="fts"` uses the two lexical views, `mode="vector"` the two dense ones,
    `mode="hybrid"` all four. A context row stands for its message: a reply ("Yes, last
-   summer!") is found through the turn it answers. Each modality is one LanceDB query
-   (`2 x PER_SOURCE` rows, each read for its `id`, `ts` and address: few columns, through
-   the table's async handle; `axiom.retrieval.candidates`) split into its two views by
-   `kind`; the full-text query runs in a thread beside query embedding + kNN; the DuckDB
-   read follows, in the caller's thread.
+   summer!") is found through the turn it answers. For the hybrid z-score ranking the
+   dense views embed the question without the names of the people the store's entries
+   are about (`axiom.retrieval.dense_query`; a *when* question keeps them). Each modality
+   is one LanceDB query (`2 x PER_SOURCE` rows, each read for its `id`, `ts` and address:
+   few columns, through the table's async handle; `axiom.retrieval.candidates`) split into
+   its two views by `kind`; the full-text query runs in a thread beside query embedding +
+   kNN; the DuckDB read follows, in the caller's thread.
 
 2. **Fusion.** `blend(views, norm="zscore")` with equal weights (`axiom.retrieval.fusion`):
    each view's scores become z-scores over that view's own candidates, a document a view
@@ -57,7 +59,8 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    * cue blend (`axiom.retrieval.cue_blend`), the hybrid z-score ranking only: the
      factors above are replaced by one linear score, 0.5 x each own-text view's z +
      1.5 x each context view's z + 10 for a named person's candidate + 2 for a turn that
-     says when (a *when* question) + 16 x the citing entry's score (a list question),
+     says when (a *when* question) + 16 x the citing entry's score (a list question)
+     - 1 for a turn that asks a question (where the cues read the texts),
      min-max scaled over the pool, x stage weight x status penalty x recency. `fts`,
      `vector` and RRF rank by the factors above.
    * feedback (`axiom.retrieval.feedback`), the hybrid z-score ranking only: the top 5
@@ -99,8 +102,10 @@ One query runs through five steps; every hit carries the numbers of each (its *b
    `python -m axiom cite ID` and `GET /api/v1/citations/{id}`.
 
 Latency: bench/bench_search.py, figures in the README ("Measured: speed"). Quality (`python -m
-axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.76,
-MRR 0.67 with the cue blend and the feedback query (0.75/0.63 without the feedback;
+axiom eval locomo` on the two dev conversations, 231 questions): hybrid recall@5 0.79,
+MRR 0.66, multi-hop recall@5 0.50 with the name-less dense query and the question-turn
+cue (0.77/0.66/0.43 without them); 0.76/0.67 with the cue blend and the feedback query
+before messages were embedded in context (0.75/0.63 without the feedback;
 0.72/0.61 with the factors; 0.69/0.54 without the subject and time cues); README,
 "Measured: retrieval quality".
 
@@ -145,6 +150,7 @@ from axiom.retrieval.candidates import (
     row_docs,
 )
 from axiom.retrieval.cue_blend import VIEW_WEIGHTS, blend_cues, blends
+from axiom.retrieval.dense_query import KnownSubjects, dense_query
 from axiom.retrieval.embedding import EmbedderFactory, QueryEmbedder
 from axiom.retrieval.feedback import AskAgain, feedback_lift
 from axiom.retrieval.fusion import FusedHit, fuse
@@ -221,6 +227,7 @@ class SearchService:
         self.reads = ReadCache()  # DuckDB reads, kept while the store is unchanged
         self.rank_facts = RankFactsLoader(db, facts_rows)  # all of them, once the store is idle
         self.backlog = IndexBacklog(db, store.embedding_version)  # what no search finds yet
+        self.known_subjects = KnownSubjects(db)  # whom the dense query leaves unnamed
         # A thread that runs the full-text query beside query
         # embedding + kNN in the caller's thread; 0 runs everything in the caller's thread.
         # On 2 cores more threads only fight over them (measured at 100k entries: p50
@@ -273,15 +280,20 @@ class SearchService:
         timings: dict[str, float] = {}
         query_terms = self.analyzer(text)
         drawn = candidate_kinds(text, kinds)  # a list question draws entries too
+        embedded = (  # the cue blend's dense views: without the names the cue ranks by
+            dense_query(text, self.known_subjects.names)
+            if blends(MODE_VIEWS[mode], fusion)
+            else text
+        )
         try:
             table = self.candidates.table()
-            found = self._candidates(table, text, query_terms, mode, drawn, warnings, timings)
+            found = self._candidates(table, embedded, query_terms, mode, drawn, warnings, timings)
         except SearchUnavailable:
             # Another process (a `forget`, a rebuild) may have compacted away the version
             # this long-lived handle reads: open the table afresh and try once more.
             warnings.clear()
             table = self.candidates.table()
-            found = self._candidates(table, text, query_terms, mode, drawn, warnings, timings)
+            found = self._candidates(table, embedded, query_terms, mode, drawn, warnings, timings)
         view_names = MODE_VIEWS[mode if found.use_dense or mode != "hybrid" else "fts"]
         t0 = time.perf_counter()
         fused = fuse(found.views, view_names, fusion)
@@ -321,9 +333,10 @@ class SearchService:
         warnings: list[str],
         timings: dict[str, float],
     ) -> _Candidates:
-        """Step 1: the full-text query on the pool's thread while the query is embedded and
-        its neighbours found in this one; a model that cannot load degrades hybrid to
-        full text (with a warning) and fails vector mode."""
+        """Step 1: the full-text query on the pool's thread while `text` (the dense views'
+        query, `axiom.retrieval.dense_query`) is embedded and its neighbours found in this
+        one; a model that cannot load degrades hybrid to full text (with a warning) and
+        fails vector mode."""
         found = _Candidates(use_dense=mode in ("hybrid", "vector"))
         found.version = self.candidates.version(table)
         use_lexical = mode in ("hybrid", "fts")

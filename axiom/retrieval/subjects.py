@@ -54,16 +54,22 @@ _TIME_EXPRESSION = re.compile(
 def named_subjects(query: str) -> frozenset[str]:
     """The casefolded names a query mentions: capitalized words not opening a sentence,
     possessives cut ("Melanie's" → "melanie")."""
+    return frozenset(name for _start, _end, name in name_spans(query))
+
+
+def name_spans(query: str) -> list[tuple[int, int, str]]:
+    """Where the query names someone: (start, end, name) of each name word, the word
+    with its possessive ("Melanie's"), the name casefolded without it ("melanie")."""
     openers = {m.start(1) for m in _SENTENCE_START.finditer(query)}
-    names = set()
+    spans = []
     for m in _WORD.finditer(query):
         word = m.group(0)
         if m.start() in openers or not word[0].isupper():
             continue
         name = subject_key(word)
         if name and name not in _NOT_NAMES:
-            names.add(name)
-    return frozenset(names)
+            spans.append((m.start(), m.end(), name))
+    return spans
 
 
 def subject_key(subject: str | None) -> str:
@@ -91,12 +97,18 @@ def places_in_time(text: str | None) -> bool:
     return bool(text and _TIME_EXPRESSION.search(text))
 
 
+def asks_something(text: str | None) -> bool:
+    """Whether a text asks a question (holds a question mark)."""
+    return bool(text) and ("?" in text or "？" in text)
+
+
 def apply_question_cues(
     connect: Callable[[], duckdb.DuckDBPyConnection], scored: list[Scored], query: str
 ) -> None:
     """Multiply the scores of candidates about a named subject and, for a *when* question,
-    of those that say when; then re-sort `scored`. Reads nothing (`connect` is not called)
-    when the query names no one and does not ask when (most searches)."""
+    of those that say when; note which turns ask a question themselves (for the cue
+    blend); then re-sort `scored`. Reads nothing (`connect` is not called) when the query
+    names no one and does not ask when (most searches)."""
     names, when = named_subjects(query), asks_when(query)
     if not scored or not (names or when):
         return
@@ -117,6 +129,7 @@ def apply_question_cues(
             item.numbers.subject = 1.0 + SUBJECT_BOOST
         if when and places_in_time(message.text):
             item.numbers.time = 1.0 + TIME_BOOST
+        item.numbers.asks = asks_something(message.text)
     for item in scored:
         if item.hit.entry_id and names and about_named([subjects.get(item.hit.entry_id)], names):
             item.numbers.subject = 1.0 + SUBJECT_BOOST

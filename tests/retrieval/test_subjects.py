@@ -11,7 +11,9 @@ from axiom.retrieval.search import SearchService
 from axiom.retrieval.subjects import (
     SUBJECT_BOOST,
     TIME_BOOST,
+    asks_something,
     asks_when,
+    name_spans,
     named_subjects,
     places_in_time,
     subject_key,
@@ -29,6 +31,21 @@ def test_names_are_capitalized_words_that_do_not_open_a_sentence() -> None:
     assert named_subjects("what did i say about the cache") == frozenset()
     assert named_subjects("배포는 언제 했나요?") == frozenset()
     assert subject_key("Melanie’s kids") == "melanie"
+
+
+def test_name_spans_cover_the_name_with_its_possessive() -> None:
+    query = "What do Melanie's kids and Jon like?"
+    assert [(query[s:e], name) for s, e, name in name_spans(query)] == [
+        ("Melanie's", "melanie"),
+        ("Jon", "jon"),
+    ]
+
+
+def test_turns_that_ask_a_question() -> None:
+    assert asks_something("Wow! What did you paint? [image: a photo of a lake]")
+    assert asks_something("그거 어디서 샀어？")
+    assert not asks_something("I painted a sunset. [image: a photo of a sunset]")
+    assert not asks_something(None)
 
 
 def test_when_questions_and_time_expressions() -> None:
