@@ -17,13 +17,15 @@ no word keeps its names too.
 
 Measured on both LoCoMo dev files (README, "Measured: retrieval quality", session 16).
 Cost: no read for a question that names no one or asks when; otherwise the entries'
-distinct subjects, read once per generation of the store (`KnownSubjects`).
+distinct subjects, read once per generation of the store and at most once per
+`REFRESH_SECONDS` (`KnownSubjects`).
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable
 
 from axiom.entries.queries import subject_names
@@ -34,23 +36,32 @@ _SPACES = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W_]")
 
 
-class KnownSubjects:
-    """The names (`subject_key`) the store's entries are about, read again only when the
-    store has changed (`Database.generation`). Safe to share between threads."""
+REFRESH_SECONDS = 30.0  # during an import the store changes with every write
 
-    def __init__(self, db: Database) -> None:
+
+class KnownSubjects:
+    """The names (`subject_key`) the store's entries are about, read again when the store
+    has changed (`Database.generation`), at most once per `REFRESH_SECONDS`: the read
+    scans every entry, and a person's name new to the store for a few seconds only leaves
+    it in the embedded question, as before this cue existed. Safe to share between
+    threads."""
+
+    def __init__(self, db: Database, clock: Callable[[], float] = time.monotonic) -> None:
         self.db = db
+        self.clock = clock
         self._lock = threading.Lock()
-        self._cached: tuple[str, frozenset[str]] | None = None
+        self._cached: tuple[str, float, frozenset[str]] | None = None
 
     def names(self) -> frozenset[str]:
         cached = self._cached
-        if cached is not None and cached[0] == self.db.generation():
-            return cached[1]
+        if cached is not None and (
+            cached[0] == self.db.generation() or self.clock() - cached[1] < REFRESH_SECONDS
+        ):
+            return cached[2]
         with self._lock, self.db.read() as conn:
             generation = self.db.generation()  # the token of the data this read sees
             names = frozenset(filter(None, map(subject_key, subject_names(conn))))
-        self._cached = (generation, names)
+        self._cached = (generation, self.clock(), names)
         return names
 
 

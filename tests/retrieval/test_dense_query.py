@@ -11,7 +11,7 @@ import pytest
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import ingest_transcripts
 from axiom.pipeline.process import Pipeline, process_session
-from axiom.retrieval.dense_query import KnownSubjects, dense_query
+from axiom.retrieval.dense_query import REFRESH_SECONDS, KnownSubjects, dense_query
 from axiom.retrieval.search import SearchService
 from axiom.store.db import Database
 from axiom.vectors.lance_store import LanceStore
@@ -135,10 +135,14 @@ def test_other_rankings_embed_the_question_as_asked(
 def test_a_new_subject_is_known_after_the_store_changes(
     tmp_path: Path, db: Database, friends: SearchService
 ) -> None:
-    known = KnownSubjects(db)
+    """...once `REFRESH_SECONDS` have passed since the last read (a clock, not a sleep)."""
+    now = [0.0]
+    known = KnownSubjects(db, clock=lambda: now[0])
     assert "gina" not in known.names()
     ingest_transcripts(
         db, [chat("s2", "2023-06-01T10:00:00", [("Gina", "I opened my own clothing store.")])]
     )
     process_session(db, "s2", Pipeline(extractor=RuleExtractor(), workdir=tmp_path / "idris"))
+    assert "gina" not in known.names()  # read again at most once per REFRESH_SECONDS
+    now[0] += REFRESH_SECONDS
     assert "gina" in known.names()
