@@ -256,12 +256,17 @@ class Fact:
 
     @property
     def negated(self) -> bool:
-        return bool(_NEGATION.search(normalize(self.title)))
+        return _negated(self.title)
 
     def replaced_value(self) -> str | None:
         """The old value this fact says was replaced (previous_value, else read off a
         "from A to B" / "instead of A" / "no longer A" / "A에서 B로" wording)."""
         return _replaced_value(self.text, self.previous_value)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # asked of both facts of every pair on one subject
+def _negated(title: str) -> bool:
+    return bool(_NEGATION.search(normalize(title)))
 
 
 @functools.lru_cache(maxsize=1 << 14)  # asked of the same new fact once per believed fact

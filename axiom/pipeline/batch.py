@@ -32,6 +32,7 @@ from axiom.pipeline.process import (
     Pipeline,
     ProcessReport,
     analyse_ingest,
+    ingested_once,
     pending_ingests,
     write_build,
 )
@@ -117,6 +118,7 @@ def _write_within_budget(
     started = time.perf_counter()
     done: list[ProcessReport] = []
     longest = 0.0  # the longest build of this transaction so far
+    once = ingested_once(conn, [b.report.session_id for b in builds])
     for build in builds:
         began = time.perf_counter()
         # The projection left for the end: its statements are per transaction, not per
@@ -126,7 +128,8 @@ def _write_within_budget(
             break
         if done:  # this build reads what the earlier ones derived
             follower.advance()
-        done.append(write_build(conn, build, project=False))
+        only = build.report.session_id in once
+        done.append(write_build(conn, build, project=False, only_ingest=only))
         longest = max(longest, time.perf_counter() - began)
     return done
 

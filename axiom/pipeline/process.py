@@ -15,7 +15,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -401,15 +401,19 @@ def analyse_ingest(db: Database, ingest: StoredEvent, pipeline: Pipeline) -> Ana
 
 
 def write_build(
-    conn: duckdb.DuckDBPyConnection, build: AnalysedBuild, project: bool = True
+    conn: duckdb.DuckDBPyConnection,
+    build: AnalysedBuild,
+    project: bool = True,
+    only_ingest: bool = False,
 ) -> ProcessReport:
     """Append the build's events and, with `project`, advance every projector (the next
     build reads their tables). Call it inside `write_projecting`: run again from scratch
     when a projector's failure aborts the transaction, so the stages timed in here start
-    over with each attempt."""
+    over with each attempt. `only_ingest`: the caller read, in this transaction, that the
+    session has no other ingest (`ingested_once`)."""
     report, timer, outcome = build.report, build.timer, build.outcome
     timer.metrics = list(build.analysed)
-    writer = _BuildWriter(conn, build.pipeline, build.ingest, report.build_id)
+    writer = _BuildWriter(conn, build.pipeline, build.ingest, report.build_id, only_ingest)
     writer.started()
     if outcome is not None:
         with timer.stage("materialize"):
@@ -434,6 +438,14 @@ def process_session(
     return write_projecting(db, lambda conn: write_build(conn, build, project))
 
 
+def ingested_once(conn: duckdb.DuckDBPyConnection, session_ids: Sequence[str]) -> set[str]:
+    """Which of `session_ids` have exactly one ingest, in one read: every entry of such a
+    session was built on it, so its build has nothing to supersede (`write_build`'s
+    `only_ingest`). Read inside the write transaction: builds append no ingests."""
+    counts = EventStore(conn).count_per_session(SESSION_INGESTED, session_ids)
+    return {sid for sid, n in counts.items() if n == 1}
+
+
 def _said_at(entry: ExtractedEntry, transcript: Transcript) -> str | None:
     """When the entry's source was complete: the latest timestamp of the messages it
     quotes (else the session's start), as stored. "As of" views filter on it."""
@@ -454,8 +466,10 @@ class _BuildWriter:
         pipeline: Pipeline,
         ingest: StoredEvent,
         build_id: str,
+        only_ingest: bool = False,
     ) -> None:
         self.conn = conn
+        self.only_ingest = only_ingest  # the session has no other ingest (`ingested_once`)
         self.store = EventStore(conn)
         self.pipeline = pipeline
         self.ingest = ingest
@@ -626,6 +640,8 @@ class _BuildWriter:
         before the build's queued events are written: those were all built on it (its own
         `build_started` names it), so they cannot change the answer, and a build that
         finds nothing to supersede (a first import) writes its events in one flush."""
+        if self.only_ingest:  # every build of the session, so every entry, is on this one
+            return True
         ingest_id = self.ingest.event_id
         return all(built_on == ingest_id for _, _, built_on in self._created_in_session())
 

@@ -323,6 +323,16 @@ class EventStore:
         ).fetchall()
         return {r[0] for r in rows}
 
+    def count_per_session(self, event_type: str, session_ids: Sequence[str]) -> dict[str, int]:
+        """How many events of `event_type` each of `session_ids` has (those with none are
+        left out), in one read."""
+        rows = self.conn.execute(
+            "SELECT session_id, count(*) FROM events WHERE event_type = ?"
+            " AND session_id IN (SELECT unnest(?)) GROUP BY session_id",
+            [event_type, list(dict.fromkeys(session_ids))],
+        ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
     def tombstoned(self, tombstone_type: str) -> set[str]:
         """Every session a `tombstone_type` event names in its `session_ids`."""
         rows = self.conn.execute(

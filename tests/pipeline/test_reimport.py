@@ -13,9 +13,11 @@ from axiom.evidence.citations import get_citation
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
+from axiom.pipeline.batch import process_many
 from axiom.pipeline.process import Pipeline, _BuildWriter, process_session
 from axiom.projections import rebuild_all
 from axiom.store.db import Database
+from axiom.store.migrate import migrate
 from tests.locomo_data import LOCOMO_DEV
 
 LOCOMO = LOCOMO_DEV
@@ -128,6 +130,28 @@ def test_a_changed_session_supersedes_its_old_entries_and_keeps_every_span_exact
     assert event_count(db) == events
     rebuild_all(db)
     assert snapshot(db) == incremental
+
+
+def test_a_changed_session_written_in_batches_supersedes_as_one_by_one(
+    db: Database, tmp_path: Path
+) -> None:
+    """`write_builds` tells a build its session has one ingest (`ingested_once`) so it
+    skips the read for entries to supersede: on a re-import that read must still run."""
+    v1, v2 = _versions(tmp_path)
+    batched = Database(tmp_path / "batched.duckdb")
+    migrate(batched)
+    for path in (v1, v2):
+        _import_and_process(db, path, tmp_path)
+        sids = import_paths(batched, [path]).session_ids
+        process_many(batched, sids, _pipeline(tmp_path))
+
+    def states(database: Database) -> set[tuple[str, str, str, str | None]]:
+        with database.read() as conn:
+            rows = conn.execute("SELECT entry_id, status, stage, superseded_by FROM entries")
+            return set(rows.fetchall())
+
+    assert states(batched) == states(db)
+    assert {s for _, s, _, _ in states(batched)} >= {"active", "superseded"}
 
 
 def _session(*texts: str) -> Transcript:
