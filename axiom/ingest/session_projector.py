@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from axiom.ingest.sanitize import clean_json
 from axiom.ingest.timestamps import parse_timestamp
-from axiom.ingest.transcript import Transcript
+from axiom.ingest.transcript import Message, Transcript
 from axiom.store.event_types import SESSION_INGESTED
 from axiom.store.events import StoredEvent
 from axiom.store.projection import Reject, fold_each, raise_error
@@ -46,6 +46,18 @@ def _json(value: Any) -> str:
         return json.dumps(clean_json(json.loads(json.dumps(value)), []), ensure_ascii=False)
 
 
+def named_speakers_of(messages: Sequence[Message]) -> list[str]:
+    """The distinct names the messages give their speakers (meta "speaker", else "name"),
+    sorted: who a chat between named people is between (migration 0011 fills the same)."""
+    names = set()
+    for message in messages:
+        speaker, name = message.meta.get("speaker"), message.meta.get("name")
+        said_by = speaker if isinstance(speaker, str) and speaker.strip() else name
+        if isinstance(said_by, str) and said_by.strip():
+            names.add(said_by)
+    return sorted(names)
+
+
 def session_rows(transcript: Transcript) -> SessionRows:
     """The rows `transcript` projects to; raises (TypeError, ValueError, pyarrow errors)
     when it cannot be stored."""
@@ -67,6 +79,7 @@ def session_rows(transcript: Transcript) -> SessionRows:
         "ended_at": max(known) if known else None,
         "message_count": len(messages),
         "meta_json": _json(transcript.meta),
+        "speakers": named_speakers_of(messages) or None,
     }
     table = pa.table(
         {

@@ -328,3 +328,12 @@ def sessions_per_day(conn: duckdb.DuckDBPyConnection, days: int = 30) -> list[tu
         " GROUP BY d ORDER BY d",
         [int(days)],
     ).fetchall()
+
+
+def named_speakers(conn: duckdb.DuckDBPyConnection) -> list[str]:
+    """The people sessions name as their speakers (`sessions.speakers`: a chat between named
+    people), as opposed to the things entries are about ("Redis port", "Docker")."""
+    rows = conn.execute(
+        "SELECT DISTINCT unnest(speakers) FROM sessions WHERE speakers IS NOT NULL"
+    ).fetchall()
+    return [speaker for (speaker,) in rows]

@@ -6,9 +6,11 @@ names) already ranks that person's turns first. Left in the text that is embedde
 name pulls the dense views towards turns that *mention* it — mostly the other speaker
 addressing the person ("Wow, Caroline! …") — and away from what the person said in other
 words. So the query embedded for the dense views leaves out each name the question
-mentions that is the subject of some entry of the store (the people the memory has facts
-about); the full-text views and the cues still see the whole question, and a name the
-store does not know ("LGBTQ", "Paris", "June") stays in.
+mentions that is both a session's named speaker and the subject of some entry of the
+store (the people the memory has facts about); the full-text views and the cues still see
+the whole question, and any other name stays in: one the store does not know ("LGBTQ",
+"Paris", "June"), and the things entries are about ("Redis port", "Docker", "GitHub
+Actions": in a coding session the speakers are no people, so nothing is cut).
 
 A *when* question (`subjects.asks_when`) keeps its names: it asks for the time of one
 event, and with the names cut the dense views found the dating turn less often (recall@5
@@ -17,7 +19,7 @@ no word keeps its names too.
 
 Measured on both LoCoMo dev files (README, "Measured: retrieval quality", session 16).
 Cost: no read for a question that names no one or asks when; otherwise the entries'
-distinct subjects, read once per generation of the store and at most once per
+distinct subjects and the sessions' speakers, read once per generation of the store and at most once per
 `REFRESH_SECONDS` (`KnownSubjects`).
 """
 
@@ -29,6 +31,7 @@ import time
 from collections.abc import Callable
 
 from axiom.entries.queries import subject_names
+from axiom.ingest.session_queries import named_speakers
 from axiom.retrieval.subjects import asks_when, name_spans, subject_key
 from axiom.store.db import Database
 
@@ -40,7 +43,7 @@ REFRESH_SECONDS = 30.0  # during an import the store changes with every write
 
 
 class KnownSubjects:
-    """The names (`subject_key`) the store's entries are about, read again when the store
+    """The people (`subject_key`) the store's entries are about, read again when the store
     has changed (`Database.generation`), at most once per `REFRESH_SECONDS`: the read
     scans every entry, and a person's name new to the store for a few seconds only leaves
     it in the embedded question, as before this cue existed. Safe to share between
@@ -60,7 +63,8 @@ class KnownSubjects:
             return cached[2]
         with self._lock, self.db.read() as conn:
             generation = self.db.generation()  # the token of the data this read sees
-            names = frozenset(filter(None, map(subject_key, subject_names(conn))))
+            people = set(filter(None, map(subject_key, named_speakers(conn))))
+            names = frozenset(people & set(map(subject_key, subject_names(conn))))
         self._cached = (generation, self.clock(), names)
         return names
 

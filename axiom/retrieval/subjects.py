@@ -34,6 +34,8 @@ TIME_BOOST = 0.2
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)[\"'“‘(]*([^\W\d_][\w'’-]*)")
 # Capitalized words that are not names when they open a clause or stand alone.
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)  # fenced blocks, inline code
+_ASKING = re.compile(r"[?？](?=$|[\s\"'”’)\]!?？…])")  # ends a sentence
 _NOT_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "ok", "okay"})
 _WHEN = re.compile(
     r"^\W*(?:when\b|how\s+long\b|how\s+many\s+(?:years|months|weeks|days)\b"
@@ -98,8 +100,11 @@ def places_in_time(text: str | None) -> bool:
 
 
 def asks_something(text: str | None) -> bool:
-    """Whether a text asks a question (holds a question mark)."""
-    return bool(text) and ("?" in text or "？" in text)
+    """Whether a text asks a question: a question mark that ends a sentence, outside code
+    (one inside a URL's query, `user?.name` or a fenced block asks nothing)."""
+    if not text or ("?" not in text and "？" not in text):
+        return False
+    return bool(_ASKING.search(_CODE.sub(" ", text)))
 
 
 def apply_question_cues(

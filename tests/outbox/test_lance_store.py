@@ -281,6 +281,17 @@ def test_a_rows_id_says_its_kind_and_keys(small: LanceStore) -> None:
         assert row_id_parts(row["id"]) == keys
 
 
+def test_an_id_the_writer_never_writes_is_malformed_not_an_error() -> None:
+    """A search skips such a row (no kind it asks for) instead of failing every query."""
+    for row_id in ("message:abc", "context:s1:x", "message::3"):
+        assert row_id_parts(row_id) == {"kind": "malformed"}
+    assert row_id_parts("message:s:1:7") == {
+        "kind": "message",
+        "session_id": "s:1",
+        "message_index": 7,
+    }
+
+
 def test_a_drain_into_a_corrupt_table_fails_its_batch_with_the_reason(
     db: Database, writer: OutboxWriter
 ) -> None:

@@ -8,8 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from axiom.entries.queries import subject_names
 from axiom.extract.rules import RuleExtractor
 from axiom.ingest.importer import ingest_transcripts
+from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.retrieval.dense_query import REFRESH_SECONDS, KnownSubjects, dense_query
 from axiom.retrieval.search import SearchService
@@ -146,3 +148,22 @@ def test_a_new_subject_is_known_after_the_store_changes(
     assert "gina" not in known.names()  # read again at most once per REFRESH_SECONDS
     now[0] += REFRESH_SECONDS
     assert "gina" in known.names()
+
+
+def test_things_entries_are_about_are_not_people(tmp_path: Path, db: Database) -> None:
+    """A coding session's facts are about "Redis" and "Docker", but no session names them
+    as a speaker: the question is embedded as asked."""
+    said = ["The Redis port is 6380.", "Docker is the default runtime for the workers."]
+    messages = tuple(
+        Message(i, role, t)
+        for i, (role, t) in enumerate(zip(("user", "assistant"), said, strict=True))
+    )
+    ingest_transcripts(db, [Transcript("code", "api", "claude_code", messages)])
+    process_session(db, "code", Pipeline(extractor=RuleExtractor(), workdir=tmp_path / "idris"))
+    with db.read() as conn:
+        subjects = {(s or "").split()[0].lower() for s in subject_names(conn)}
+    assert "redis" in subjects  # the fact is about Redis...
+    known = KnownSubjects(db)
+    assert known.names() == frozenset()  # ...but Redis is no person
+    question = "Which port does Redis use?"
+    assert dense_query(question, known.names) == question

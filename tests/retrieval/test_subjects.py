@@ -46,6 +46,15 @@ def test_turns_that_ask_a_question() -> None:
     assert asks_something("그거 어디서 샀어？")
     assert not asks_something("I painted a sunset. [image: a photo of a sunset]")
     assert not asks_something(None)
+    assert asks_something('She asked "Why not?" and left.')
+    assert asks_something("Really?! That's great")
+    for code in (
+        "See https://x.io/search?q=lance for it.",
+        "Use `user?.name` there.",
+        "Then read user?.name instead.",
+        "```sql\nSELECT * FROM t WHERE id = ?\n```",
+    ):
+        assert not asks_something(code), code
 
 
 def test_when_questions_and_time_expressions() -> None:
