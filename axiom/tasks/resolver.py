@@ -33,8 +33,9 @@ For each `TaskMention`, in order:
 4. **Stale observations.** A mention observed before the newest status observation
    already recorded for the task (``observed_at`` older) does not move status or
    priority: a differing status is recorded as ``task_transition_rejected`` with reason
-   ``stale_observation``, and its blockers only as suggestions. This keeps a late
-   re-import of an old session from undoing newer progress.
+   ``stale_observation`` (carrying the blockers it named, so `axiom.tasks.as_of` can
+   decide it again in said order), and its blockers only as suggestions. This keeps a
+   late re-import of an old session from undoing newer progress.
 5. **Decide** with `axiom.tasks.state` (`decide_priority`, `decide_status`,
    `decide_blockers`): blockers ``replace`` when the evidence aligned, ``suggest``
    otherwise; illegal transitions are recorded as ``task_transition_rejected``.
@@ -738,6 +739,9 @@ class TaskResolver:
                                 "to": status,
                                 "reason": f"{REASON_STALE}: observed {_iso(observed)},"
                                 f" status last observed {_iso(last)}",
+                                # what `axiom.tasks.as_of` needs to decide it again
+                                "blockers": [r.to_json() for r in resolved.refs],
+                                "evidence_aligned": aligned,
                             },
                         )
                     ]
