@@ -20,7 +20,9 @@ For each `TaskMention`, in order:
 3. **Match** (`TaskMatcher`): the exact canonical-key hit is the same task; else a strict
    match (see `axiom.tasks.matcher`; a mention from prose, not TodoWrite, may name a task
    by part of its title: ``partial_title``) is the same task and the new wording becomes an
-   alias; else a new task is created (`decide_create`: never done on creation, blocked
+   alias — but not a partial title: that fragment of prose is no name of the task, and as
+   an alias key it would later join a TodoWrite item of that wording by exact key; else
+   a new task is created (`decide_create`: never done on creation, blocked
    without blockers gets a placeholder condition). Non-strict candidates are kept on the
    receipt as possible duplicates. A mention marked `update_only` (a status report from
    prose) that matches no task creates none: one ``task_input_rejected`` with reason
@@ -308,6 +310,12 @@ def _mark_created(plan: _Plan, m: TaskMention, where: dict[str, Any], status: st
         plan.decided[0][1]["requested_status"] = DONE
 
 
+def _alias_key(key: str, canonical: str, match: MatchResult) -> str | None:
+    """The key the mention's wording adds to the task's identity: none for its own key,
+    nor for a partial title (prose naming the task by part of it, not a name)."""
+    return None if key == canonical or match.reason == "partial_title" else key
+
+
 def load_task_state(
     conn: duckdb.DuckDBPyConnection, task_id: str
 ) -> tuple[TaskState, dict[str, Any]] | None:
@@ -571,7 +579,7 @@ class TaskResolver:
         payload = {
             "task_id": plan.task_id,
             "title": title,
-            "alias_key": key if key != plan.canonical else None,
+            "alias_key": _alias_key(key, plan.canonical, match),
             "match": self._match_json(match, target),
             "candidates": candidates_json(
                 [c for c in match.candidates if c.task_id != plan.task_id][:3]
