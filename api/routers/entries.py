@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import duckdb
@@ -10,7 +9,7 @@ from ninja import Field, Query, Router, Schema
 from api.auth import api_write_auth
 from api.errors import NotFound
 from api.schemas import NOT_BLANK, responses
-from axiom.conflicts.queries import statuses_as_of
+from axiom.conflicts.entries_as_of import list_entries_as_of
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import citations_for_entry, get_citation
 from axiom.pipeline.approval import approve_entry
@@ -39,22 +38,20 @@ class ApprovalIn(Schema):
 @router.get("/entries", response=responses(list[dict[str, Any]]))
 def entries(request: HttpRequest, filters: Query[EntryFilters]) -> list[dict]:
     """Memory entries, oldest first, filtered by stage / type / status / session; with
-    `as_of`, those said by then, with the statuses their conflicts gave them then."""
+    `as_of`, those said by then, with (and filtered by) the statuses their conflicts gave
+    them then."""
     when = parse_timepoint(filters.as_of, end_of_day=True) if filters.as_of else None
     with get_database().read() as conn:
-        rows = list_entries(
-            conn,
-            stage=filters.stage,
-            entry_type=filters.type,
-            status=filters.status,
-            session_id=filters.session_id,
-            limit=filters.limit,
-            offset=filters.offset,
-            as_of=when,
-        )
-        if when is not None:
-            statuses = statuses_as_of(conn, {r.entry_id: r.status for r in rows}, when)
-            rows = [replace(r, status=statuses[r.entry_id]) for r in rows]
+        if when is None:
+            rows = list_entries(
+                conn, filters.stage, filters.type, filters.status, filters.session_id,
+                filters.limit, filters.offset,
+            )  # fmt: skip
+        else:
+            rows = list_entries_as_of(
+                conn, when, filters.stage, filters.type, filters.status, filters.session_id,
+                filters.limit, filters.offset,
+            )  # fmt: skip
     return [row.to_json() for row in rows]
 
 

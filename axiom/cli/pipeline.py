@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 
 from axiom.cli.agent import drain_spool
 from axiom.config import AxiomConfig
-from axiom.conflicts.queries import statuses_as_of
+from axiom.conflicts.entries_as_of import list_entries_as_of
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citation_spans import list_citation_spans_for_entry
 from axiom.evidence.citations import Citation, get_citation, normalize_citation_id
@@ -44,12 +43,13 @@ def cmd_process(args: argparse.Namespace) -> int:
 def cmd_entries(args: argparse.Namespace) -> int:
     when = parse_timepoint(args.as_of, end_of_day=True) if args.as_of else None
     with open_database().read() as conn:
-        rows = list_entries(
-            conn, stage=args.stage, entry_type=args.type, status=args.status, as_of=when
+        rows = (
+            list_entries(conn, stage=args.stage, entry_type=args.type, status=args.status)
+            if when is None
+            else list_entries_as_of(
+                conn, when, stage=args.stage, entry_type=args.type, status=args.status
+            )
         )
-        if when is not None:
-            statuses = statuses_as_of(conn, {r.entry_id: r.status for r in rows}, when)
-            rows = [replace(r, status=statuses[r.entry_id]) for r in rows]
     for row in rows:
         if args.json:
             print(json.dumps(row.to_json(), ensure_ascii=False))

@@ -100,7 +100,8 @@ RULESET_VERSION = "axiom.extract.rules/7"
 # facts with subject/value/changes (axiom.extract.facts), tag questions read; 5: shared
 # photos the speaker points at, things named before the verb, replies naming what was asked;
 # 6: "I'm fixing X" as current work, ", so" splits clauses, "X is fixed/closed" is done;
-# 7: no fact of a statement whose value the privacy filter masked ("my key is [SECRET:…]")
+# 7: no fact or decision of a statement whose value the privacy filter masked ("my key is
+# [SECRET:…]")
 """Bump whenever a rule changes: its hash is the `prompt_hash` recorded with every build."""
 
 RULES_PROMPT_HASH = hashlib.sha256(RULESET_VERSION.encode("utf-8")).hexdigest()
@@ -737,6 +738,8 @@ class _Run:
                 evidence = view.quote(unit.start + m.start(), unit.start + m.end())
                 title = _title(sentence, drop_label=True)
                 fact = find_decision_fields(sentence)
+                if _says_a_masked_secret(fact, title):
+                    return True  # the sentence is taken, and yields nothing
                 self.add(at, "decision", title, evidence.quote, (evidence,), fact=fact)
                 return True
         return False
@@ -845,8 +848,8 @@ class _Run:
             title = f"{speaker}: {title}"
         quote = evidence.quote if said is sentence else f"{asked} {evidence.quote}"
         content = f"{speaker}: {quote}" if personal and speaker else quote
-        if holds_masked_secret(f"{title} {content}"):
-            return  # "My OpenAI key is [SECRET:api_key]": all it would keep is the mask
+        if _says_a_masked_secret(found.fields, title):
+            return
         self.add(at, found.type, title, content, (evidence,), fact=found.fields)
 
     # ---------------------------------------------------------------- references
@@ -1040,6 +1043,17 @@ class _Run:
             cut = content.rfind(" ", 0, MAX_QUOTE)
             content = content[: cut if cut > MAX_QUOTE // 2 else MAX_QUOTE]
         return ExtractedEvidence(here, content)
+
+
+def _says_a_masked_secret(fields: FactFields | None, title: str) -> bool:
+    """Whether what a statement says is a secret the privacy filter masked, so all a memory
+    would keep is the mask: its value or subject holds it (even cut at its colon: "use the
+    key [SECRET"), or, naming no value, its title does ("My OpenAI key is
+    [SECRET:api_key]"). A mask beside the value ("… at db.internal:5432 with password
+    [SECRET:password]") leaves the rest a memory."""
+    if fields is not None and fields.value:
+        return any(holds_masked_secret(p) for p in (fields.value, fields.subject or ""))
+    return holds_masked_secret(title)
 
 
 def _project_fact(sentence: str) -> FactMatch | None:

@@ -30,7 +30,10 @@ def parse_timepoint(text: str, end_of_day: bool) -> datetime:
             f"{text!r} is not an ISO 8601 date (2026-04-15) or datetime (2026-04-15T09:30Z)"
         ) from None
     if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
+        try:  # 9999-12-31T23:59-05:00 is past the last datetime in UTC
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        except OverflowError:
+            raise TimepointError(f"{text!r} is out of the range of dates in UTC") from None
     return value
 
 

@@ -8,10 +8,14 @@ resolutions are not time-travelled: blockers are shown as the task events named 
 The events are folded in the order they were said, not recorded: a session imported
 after a newer one had its status change rejected as stale (``task_transition_rejected``,
 `REASON_STALE`), but by T, before the newer observation was said, that change had
-happened, so the fold decides it again (`decide_status`) at its place in said order; the
-newer observation, folded after it, still wins at any later T. An event said before its
-task's ``task_created`` (a task first recorded from a transcript without timestamps)
-counts from the creation. Created / updated times are these said times too.
+happened, so the fold decides it again (`decide_status`) at its place in said order. The
+newer observation, folded after it, still wins at any later T, whether it moved the
+status or only restated it (a ``task_mentioned`` receipt with a status, not stale and not
+refused, which emitted no status change): its status is set again, so the fold as of now
+is the current state. An event said before its task's ``task_created`` (a task first
+recorded from a transcript without timestamps) counts from the creation; a stale change
+said before the creation stays rejected, the creation being the newer observation.
+Created / updated times are these said times too.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from axiom.extract.task_text import vague_title
 from axiom.store.event_types import (
     TASK_CREATED,
     TASK_MENTIONED,
+    TASK_STATUS_CHANGED,
     TASK_TITLE_CHANGED,
     TASK_TRANSITION_REJECTED,
 )
@@ -42,6 +47,7 @@ from axiom.tasks.queries import (
     find_task_id,
 )
 from axiom.tasks.state import (
+    BLOCKED,
     REASON_STALE,
     STATUSES,
     TASK_EVENT_TYPES,
@@ -70,31 +76,76 @@ class _Folded:
     aliases: list[str] = field(default_factory=list)
     evidence: dict[str, str | None] = field(default_factory=dict)  # entry id -> session id
     history: list[StoredEvent] = field(default_factory=list)
+    refused: set[str] = field(default_factory=set)  # entries whose status change was refused
+    # The blockers a stale change decided again took off, until the next observation.
+    displaced: tuple[BlockerRef, ...] | None = None
 
 
-def _evolve(current: _Folded | None, event: StoredEvent) -> TaskState | None:
+def _is_stale(event: StoredEvent) -> bool:
+    return event.event_type == TASK_TRANSITION_REJECTED and str(
+        event.payload.get("reason", "")
+    ).startswith(REASON_STALE)
+
+
+def _redecided(current: _Folded, payload: dict) -> TaskState:
+    """A change rejected only as stale, decided again against the state folded so far
+    (said order), with the blockers it named (older rejections carry none)."""
+    state = current.state
+    blockers = tuple(BlockerRef.from_json(b) for b in payload.get("blockers") or ())
+    decided = decide_status(
+        state,
+        str(payload["to"]),
+        str(payload["reason"]),
+        blockers,
+        evidence_aligned=bool(payload.get("evidence_aligned", True)),
+    )
+    for event_type, p in decided:
+        state = evolve(state, event_type, p)  # type: ignore[assignment]
+    if state.status != current.state.status and current.displaced is None:
+        current.displaced = current.state.blockers
+    return state
+
+
+def _evolve(current: _Folded | None, event: StoredEvent, early: bool) -> TaskState | None:
     """The task's state after `event`; a status change rejected only as stale is decided
-    again against the state folded so far (said order)."""
-    p = event.payload
-    state = current.state if current else None
+    again, unless it was said before the task was created."""
+    if current is not None and _is_stale(event) and not early:
+        return _redecided(current, event.payload)
+    if current is not None and event.event_type == TASK_STATUS_CHANGED:
+        current.displaced = None  # an observation newer than any stale change before it
+    return evolve(current.state if current else None, event.event_type, event.payload)
+
+
+def _restated(current: _Folded, payload: dict) -> None:
+    """A receipt reporting a status (not stale, not refused, not the creating one) is an
+    observation even when it moved nothing: the status it saw is set again, over any
+    stale change decided again since."""
+    to = payload.get("status")
+    method = (payload.get("match") or {}).get("method")
     if (
-        event.event_type == TASK_TRANSITION_REJECTED
-        and state is not None
-        and str(p.get("reason", "")).startswith(REASON_STALE)
+        to not in STATUSES
+        or payload.get("stale")
+        or method == "new"
+        or payload.get("entry_id") in current.refused
     ):
-        for event_type, payload in decide_status(state, str(p["to"]), str(p["reason"])):
-            state = evolve(state, event_type, payload)
-        return state
-    return evolve(state, event.event_type, p)
+        return
+    state = current.state
+    if to != state.status:
+        blockers = current.displaced or () if to == BLOCKED else ()
+        decided = decide_status(state, to, "restated", blockers, reopen=True)
+        for event_type, p in decided:
+            state = evolve(state, event_type, p)  # type: ignore[assignment]
+        current.state = state
+    current.displaced = None
 
 
-def _apply(folded: dict[str, _Folded], event: StoredEvent, said: datetime) -> None:
+def _apply(folded: dict[str, _Folded], event: StoredEvent, said: datetime, early: bool) -> None:
     p = event.payload
     task_id = str(p.get("task_id"))
     current = folded.get(task_id)
     if event.event_type in TASK_EVENT_TYPES:
         try:
-            state = _evolve(current, event)
+            state = _evolve(current, event, early)
         except (TaskEventError, KeyError, TypeError, ValueError):
             return  # the projector skips it too
         if state is None:
@@ -104,6 +155,8 @@ def _apply(folded: dict[str, _Folded], event: StoredEvent, said: datetime) -> No
             current.aligned = bool(p.get("evidence_aligned"))
         elif event.event_type == TASK_TITLE_CHANGED and current.state.title not in current.aliases:
             current.aliases.append(current.state.title)
+        elif event.event_type == TASK_TRANSITION_REJECTED and not _is_stale(event):
+            current.refused.add(str(p.get("entry_id")))
         current.state, current.updated_at = state, said
     elif current is None:
         return
@@ -112,6 +165,7 @@ def _apply(folded: dict[str, _Folded], event: StoredEvent, said: datetime) -> No
         current.aligned = current.aligned or bool(p.get("evidence_aligned"))
         if isinstance(p.get("entry_id"), str):
             current.evidence.setdefault(p["entry_id"], p.get("session_id"))
+        _restated(current, p)
         current.updated_at = said
     current.history.append(event)
 
@@ -128,13 +182,13 @@ def _fold(conn: duckdb.DuckDBPyConnection, when: datetime) -> dict[str, _Folded]
     said = []
     for event in events:
         at = event_source_time(event)
-        at = max(at, created.get(str(event.payload.get("task_id")), at))
-        if at <= when:
-            said.append((at, event))
-    said.sort(key=lambda pair: pair[0])
+        start = created.get(str(event.payload.get("task_id")), at)
+        if max(at, start) <= when:
+            said.append((max(at, start), at < start, event))
+    said.sort(key=lambda item: item[0])
     folded: dict[str, _Folded] = {}
-    for at, event in said:
-        _apply(folded, event, at)
+    for at, early, event in said:
+        _apply(folded, event, at, early)
     return folded
 
 

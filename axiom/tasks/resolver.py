@@ -20,7 +20,9 @@ For each `TaskMention`, in order:
 3. **Match** (`TaskMatcher`): the exact canonical-key hit is the same task; else a strict
    match (see `axiom.tasks.matcher`; a mention from prose, not TodoWrite, may name a task
    by part of its title: ``partial_title``) is the same task and the new wording becomes an
-   alias; else a new task is created (`decide_create`: never done on creation, blocked
+   alias — but not a partial title: that fragment of prose is no name of the task, and as
+   an alias key it would later join a TodoWrite item of that wording by exact key; else
+   a new task is created (`decide_create`: never done on creation, blocked
    without blockers gets a placeholder condition). Non-strict candidates are kept on the
    receipt as possible duplicates. A mention marked `update_only` (a status report from
    prose) that matches no task creates none: one ``task_input_rejected`` with reason
@@ -33,8 +35,9 @@ For each `TaskMention`, in order:
 4. **Stale observations.** A mention observed before the newest status observation
    already recorded for the task (``observed_at`` older) does not move status or
    priority: a differing status is recorded as ``task_transition_rejected`` with reason
-   ``stale_observation``, and its blockers only as suggestions. This keeps a late
-   re-import of an old session from undoing newer progress.
+   ``stale_observation`` (carrying the blockers it named, so `axiom.tasks.as_of` can
+   decide it again in said order), and its blockers only as suggestions. This keeps a
+   late re-import of an old session from undoing newer progress.
 5. **Decide** with `axiom.tasks.state` (`decide_priority`, `decide_status`,
    `decide_blockers`): blockers ``replace`` when the evidence aligned, ``suggest``
    otherwise; illegal transitions are recorded as ``task_transition_rejected``.
@@ -307,6 +310,12 @@ def _mark_created(plan: _Plan, m: TaskMention, where: dict[str, Any], status: st
         plan.decided[0][1]["requested_status"] = DONE
 
 
+def _alias_key(key: str, canonical: str, match: MatchResult) -> str | None:
+    """The key the mention's wording adds to the task's identity: none for its own key,
+    nor for a partial title (prose naming the task by part of it, not a name)."""
+    return None if key == canonical or match.reason == "partial_title" else key
+
+
 def load_task_state(
     conn: duckdb.DuckDBPyConnection, task_id: str
 ) -> tuple[TaskState, dict[str, Any]] | None:
@@ -570,7 +579,7 @@ class TaskResolver:
         payload = {
             "task_id": plan.task_id,
             "title": title,
-            "alias_key": key if key != plan.canonical else None,
+            "alias_key": _alias_key(key, plan.canonical, match),
             "match": self._match_json(match, target),
             "candidates": candidates_json(
                 [c for c in match.candidates if c.task_id != plan.task_id][:3]
@@ -738,6 +747,9 @@ class TaskResolver:
                                 "to": status,
                                 "reason": f"{REASON_STALE}: observed {_iso(observed)},"
                                 f" status last observed {_iso(last)}",
+                                # what `axiom.tasks.as_of` needs to decide it again
+                                "blockers": [r.to_json() for r in resolved.refs],
+                                "evidence_aligned": aligned,
                             },
                         )
                     ]

@@ -90,3 +90,28 @@ def test_the_api_answers_as_of_as_the_cli_does(client, site: Database, tmp_path:
     assert conflict["status"] == "open" and conflict["resolution"] is None
     bad = client.get("/api/v1/conflicts", {"as_of": "April"})
     assert bad.status_code == 422 and "not an ISO 8601 date" in bad.json()["detail"]
+
+
+def test_as_of_the_status_filter_uses_the_status_then(
+    client, site: Database, data_dir: Path, tmp_path: Path
+) -> None:
+    """Both were contested on 04-20 (the conflict was resolved later): the filter finds
+    them by that status, not by today's (active / superseded), and pages after it."""
+    cid = _setup(site, tmp_path)
+    resolve(site, cid, "keep_newer", "ana")
+
+    def titles(**params: object) -> list[str]:
+        rows = client.get("/api/v1/entries", {"as_of": "2026-04-20", **params}).json()
+        return [r["title"] for r in rows]
+
+    assert titles(status="contested") == [MARCH.text, APRIL.text]
+    assert titles(status="active") == [] and titles(status="superseded") == []
+    assert titles(status="contested", limit=1, offset=1) == [APRIL.text]
+    assert titles(limit=1) == [MARCH.text]
+    shown = run_cli(data_dir, "entries", "--as-of", "2026-04-20", "--status", "contested", "--json")
+    assert [json.loads(line)["title"] for line in shown.stdout.splitlines()] == [
+        MARCH.text,
+        APRIL.text,
+    ]
+    active = run_cli(data_dir, "entries", "--as-of", "2026-04-20", "--status", "active", "--json")
+    assert active.returncode == 0 and active.stdout.strip() == ""

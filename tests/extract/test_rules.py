@@ -677,3 +677,22 @@ def test_a_statement_whose_value_was_masked_as_a_secret_is_no_fact() -> None:
     facts = of_type(extract(t), "fact")
     assert [e.title for e in facts] == ["The DB port is 5432 on the dev box"]
     assert not any("[SECRET:" in e.title or "[SECRET:" in e.content for e in extract(t).entries)
+
+
+def test_a_decision_on_a_masked_secret_is_none_and_a_mask_beside_the_value_keeps_the_fact() -> None:
+    """The mask is what the decision says ("the key [SECRET" was its value): no decision.
+    A password masked beside the host is not what the fact says: the fact stays."""
+    t = session(
+        ("user", "Decision: we will use the key [SECRET:api_key] for the summarizer."),
+        ("user", "The staging DB is at db.internal:5432 with password [SECRET:password]"),
+        (
+            "user",
+            "We decided to use Postgres for the warehouse, the password is [SECRET:password].",
+        ),
+    )
+    entries = extract(t).entries
+    assert [(e.type, e.subject, e.value) for e in entries] == [
+        ("fact", "staging DB", "at db.internal"),
+        ("decision", "warehouse", "Postgres"),
+    ]
+    assert not any(e.value and "SECRET" in e.value for e in entries)

@@ -17,7 +17,7 @@ from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.store.db import Database
-from axiom.tasks.as_of import list_tasks_as_of
+from axiom.tasks.as_of import list_blocked_tasks_as_of, list_tasks_as_of
 from axiom.tasks.queries import list_tasks
 from tests.cli_support import run_cli
 
@@ -155,10 +155,12 @@ def test_the_blocked_tasks_page_and_cli_as_of_show_what_was_blocked_then(
     assert run_cli(data_dir, "blocked", "--as-of", "2026-05-01", "--json").stdout.strip() == "[]"
 
 
+EARLY_TODO = ("2026-03-10T09:00:00Z", [(f"New todo: {TITLE}", TITLE, "pending")])
+
 # Imported in this order: the "late" session (said 03-20) before the "middle" one (said
 # 03-15), whose "done" the resolver therefore rejects as stale.
 OUT_OF_ORDER = {
-    "early": ("2026-03-10T09:00:00Z", [(f"New todo: {TITLE}", TITLE, "pending")]),
+    "early": EARLY_TODO,
     "late": ("2026-03-20T09:00:00Z", [(f"Reopened: {TITLE}", TITLE, "in_progress")]),
     "middle": ("2026-03-15T09:00:00Z", [(f"Done: {TITLE}", TITLE, "done")]),
 }
@@ -203,3 +205,54 @@ def test_the_api_answers_tasks_as_of_as_the_cli_does(
         client.get(f"/api/v1/tasks/{task['task_id']}", {"as_of": "2026-05-01"}).status_code == 404
     )
     assert client.get("/api/v1/tasks", {"as_of": "someday"}).status_code == 422
+
+
+def _now_and_far_future(db: Database, workdir: Path, script: dict) -> tuple[str, str]:
+    _run(db, workdir, script)
+    with db.read() as conn:
+        [now] = list_tasks(conn)
+        [then] = list_tasks_as_of(conn, datetime(2030, 1, 1))
+    return now.status, then.status
+
+
+def test_a_stale_completion_said_before_the_task_was_created_stays_rejected(
+    db: Database, tmp_path: Path
+) -> None:
+    """The newer session creates the task: its creation is the newer observation."""
+    script = {
+        "late": ("2026-03-20T09:00:00Z", [(f"Reopened: {TITLE}", TITLE, "in_progress")]),
+        "middle": ("2026-03-15T09:00:00Z", [(f"Done: {TITLE}", TITLE, "done")]),
+    }
+    assert _now_and_far_future(db, tmp_path, script) == ("in_progress", "in_progress")
+
+
+def test_a_newer_mention_restating_the_status_wins_over_a_stale_change(
+    db: Database, tmp_path: Path
+) -> None:
+    """ "Still pending" on 03-20 moved nothing, but it is newer than the stale 03-15 done."""
+    script = {
+        "early": EARLY_TODO,
+        "late": ("2026-03-20T09:00:00Z", [(f"Still todo: {TITLE}", TITLE, "pending")]),
+        "middle": ("2026-03-15T09:00:00Z", [(f"Done: {TITLE}", TITLE, "done")]),
+    }
+    assert _now_and_far_future(db, tmp_path, script) == ("pending", "pending")
+    with db.read() as conn:
+        [between] = list_tasks_as_of(conn, datetime(2026, 3, 16))
+    assert between.status == "done"
+
+
+def test_a_stale_block_decided_again_shows_the_blocker_it_named(
+    db: Database, tmp_path: Path
+) -> None:
+    script = {
+        "early": EARLY_TODO,
+        "late": ("2026-03-20T09:00:00Z", [(f"Started: {TITLE}", TITLE, "in_progress")]),
+        "middle": ("2026-03-15T09:00:00Z", [(f"{TITLE} waits on {BLOCKER}", TITLE, "blocked")]),
+    }
+    _run(db, tmp_path, script)
+    with db.read() as conn:
+        [now] = list_tasks(conn)
+        [between] = list_blocked_tasks_as_of(conn, datetime(2026, 3, 16))
+        [later] = list_tasks_as_of(conn, datetime(2030, 1, 1))
+    assert now.status == later.status == "in_progress"
+    assert [b.title for b in between.blockers] == [BLOCKER]

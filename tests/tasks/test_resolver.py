@@ -450,3 +450,19 @@ def test_a_blocker_said_in_prose_joins_the_todo_it_names_by_part_of_its_title(co
     )
     [(_, title, status)] = tasks(conn)
     assert (title, status) == ("Deploy ledgerly to the staging cluster", "blocked")
+
+
+def test_a_partial_title_in_prose_adds_no_alias_a_todowrite_item_could_join_by(conn) -> None:
+    """ "Deploying to staging" named the todo by part of its title; a TodoWrite item of that
+    wording later is a todo of its own, not the first one moved back to pending."""
+    resolver = TaskResolver(conn, PROJECT)
+    first = "Deploy ledgerly to the staging cluster"
+    resolver.resolve([mention("e1", first, "pending", source="todowrite")])
+    resolver.resolve([mention("e2", "Deploying to staging", "in_progress", session="s2")])
+    resolver.resolve(
+        [mention("e3", "Deploying to staging", "pending", session="s3", source="todowrite")]
+    )
+    assert sorted((title, status) for _, title, status in tasks(conn)) == [
+        (first, "in_progress"),
+        ("Deploying to staging", "pending"),
+    ]

@@ -11,6 +11,8 @@ conditions, and rebuild the projection. After every step:
 * a prose "pending" (a TODO restating a known task) moves no task back to pending and
   asks to reopen none;
 * each task's projected state equals the fold of its events;
+* the tasks as of a far future time (`axiom.tasks.as_of`, events folded in said order,
+  stale changes decided again) are the current ones;
 * re-processing creates no event, entity, alias or edge;
 * the incremental projection equals a full rebuild (checked by the `rebuild` rule and at
   the end of every example).
@@ -30,9 +32,11 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from axiom.store.event_types import TASK_STATUS_CHANGED
 from axiom.store.migrate import migration_files
 from axiom.store.projection import rebuild
+from axiom.tasks.as_of import list_tasks_as_of
 from axiom.tasks.canonical import normalize_text
 from axiom.tasks.commands import TaskCommandError, resolve_condition
 from axiom.tasks.projector import TaskProjector
+from axiom.tasks.queries import list_tasks
 from axiom.tasks.resolver import TaskMention, TaskResolver
 from axiom.tasks.state import TASK_EVENT_TYPES, TaskState, fold, is_allowed_transition
 
@@ -214,6 +218,14 @@ class TaskMentions(RuleBasedStateMachine):
                 [*sorted(TASK_EVENT_TYPES), task_id],
             ).fetchall()
             assert TaskState.from_json(data) == fold((t, json.loads(p)) for t, p in events)
+
+    @invariant()
+    def as_of_the_far_future_is_now(self) -> None:
+        def shown(tasks: list) -> list[tuple]:
+            return sorted((t.task_id, t.title, t.status, t.blocker_count) for t in tasks)
+
+        now = shown(list_tasks(self.conn))
+        assert shown(list_tasks_as_of(self.conn, datetime(9999, 1, 1))) == now
 
     @invariant()
     def one_entity_per_wording(self) -> None:

@@ -595,9 +595,10 @@ def mask_secrets(text: str) -> tuple[str, dict[str, int]]:
 
 
 def holds_masked_secret(text: str) -> bool:
-    """Whether `text` carries a secret this filter masked (``[SECRET:<kind>]``): all a
-    memory could keep of it is the mask, so extraction makes none of it."""
-    return _SECRET_PREFIX in text
+    """Whether `text` carries a secret this filter masked (``[SECRET:<kind>]``, or a piece
+    of text cut at the mask's colon, ending ``[SECRET``): all a memory could keep of it is
+    the mask, so extraction makes none of it."""
+    return _SECRET_PREFIX in text or text.rstrip().endswith(_SECRET_PREFIX[:-1])
 
 
 class PrivacyFilter:
