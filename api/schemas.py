@@ -25,6 +25,15 @@ UtcDatetime = Annotated[datetime | None, AfterValidator(_as_utc)]
 # are whitespace to Python's `str.strip()`/`split()` (what the core uses) but not to the
 # regex engines (pydantic's, a client's), so the pattern names them too.
 NOT_BLANK = r"[^\s\x1c-\x1f]"
+# `?as_of=`: an ISO date (its end, UTC) or datetime, read as the CLI's `--as-of`. Documented
+# as a date-time, so schema-driven clients send one; a date is accepted too.
+AsOf = Annotated[
+    str,  # not required: a default of None is not validated, and means "now"
+    Field(
+        json_schema_extra={"format": "date-time"},
+        description="ISO 8601 datetime (or date: its end, UTC): the state as of then",
+    ),
+]
 
 
 class ErrorOut(Schema):

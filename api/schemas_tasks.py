@@ -7,7 +7,7 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import Field
 
-from api.schemas import NOT_BLANK, UtcDatetime
+from api.schemas import NOT_BLANK, AsOf, UtcDatetime
 from axiom.store.bounds import MAX_OFFSET
 from axiom.tasks.commands import MAX_NOTE_CHARS
 
@@ -17,7 +17,7 @@ TaskStatusName = Literal["pending", "in_progress", "blocked", "done", "cancelled
 class TaskListParams(Schema):
     status: TaskStatusName | None = None
     project: str | None = None
-    as_of: str | None = None  # ISO date (its end, UTC) or datetime: as `tasks --as-of`
+    as_of: AsOf = None
     limit: int = Field(100, ge=1, le=1000)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 

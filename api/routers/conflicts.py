@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 
 from api.auth import api_write_auth
-from api.schemas import responses
+from api.schemas import AsOf, responses
 from axiom.conflicts.commands import resolve
 from axiom.conflicts.queries import list_conflicts
 from axiom.store.timepoints import parse_timepoint
@@ -47,7 +47,7 @@ class ResolveConflictIn(Schema):
 def conflicts(
     request: HttpRequest,
     status: Literal["open", "resolved", "all"] = "all",
-    as_of: str | None = None,
+    as_of: AsOf = None,
 ) -> list[dict[str, Any]]:
     """Conflicts between memories, newest first, optionally only open or resolved ones;
     with `as_of` (as `conflicts --as-of`), those between memories said by then, as they

@@ -8,7 +8,7 @@ from ninja import Field, Query, Router, Schema
 
 from api.auth import api_write_auth
 from api.errors import NotFound
-from api.schemas import NOT_BLANK, responses
+from api.schemas import NOT_BLANK, AsOf, responses
 from axiom.conflicts.entries_as_of import list_entries_as_of
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citations import citations_for_entry, get_citation
@@ -25,7 +25,7 @@ class EntryFilters(Schema):
     type: str | None = None
     status: str | None = None
     session_id: str | None = None
-    as_of: str | None = None  # ISO date (its end, UTC) or datetime: as `entries --as-of`
+    as_of: AsOf = None
     limit: int = Field(100, ge=1, le=1000)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 

@@ -18,7 +18,7 @@ from ninja import Query, Router
 
 from api.auth import api_write_auth
 from api.errors import NotFound
-from api.schemas import NOT_BLANK, responses
+from api.schemas import NOT_BLANK, AsOf, responses
 from api.schemas_tasks import (
     BlockedTaskOut,
     LinkBlockerIn,
@@ -67,7 +67,7 @@ def tasks(request: HttpRequest, params: Query[TaskListParams]) -> list[dict[str,
 
 @router.get("/tasks/blocked", response=responses(list[BlockedTaskOut]))
 def blocked_tasks(
-    request: HttpRequest, project: str | None = None, as_of: str | None = None
+    request: HttpRequest, project: str | None = None, as_of: AsOf = None
 ) -> list[dict[str, Any]]:
     """Blocked tasks, each with its effective blockers (resolved conditions expanded);
     with `as_of`, those blocked then, with the blockers named by then."""
@@ -81,7 +81,7 @@ def blocked_tasks(
 
 
 @router.get("/tasks/{task_id}", response=responses(TaskDetailOut, 404))
-def task_detail(request: HttpRequest, task_id: str, as_of: str | None = None) -> dict[str, Any]:
+def task_detail(request: HttpRequest, task_id: str, as_of: AsOf = None) -> dict[str, Any]:
     """One task: state, declared/effective/suggested blockers, evidence, full history;
     with `as_of`, as it stood then (404 if it did not exist yet)."""
     when = _when(as_of)

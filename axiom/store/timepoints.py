@@ -16,9 +16,10 @@ class TimepointError(ValueError):
     """Text that is not an ISO 8601 date or datetime."""
 
 
-def parse_timepoint(text: str, end_of_day: bool) -> datetime:
+def parse_timepoint(text: str, end_of_day: bool, clamp: bool = True) -> datetime:
     """`text` as naive UTC; a bare date is its last microsecond (`end_of_day`) or its
-    first."""
+    first. A time past the range of UTC datetimes (9999-12-31T23:59-05:00) is the last (or
+    first) one, as of which a person may well ask; unless `clamp` is off: an error."""
     raw = (text or "").strip()
     try:
         if _DATE.match(raw):
@@ -30,10 +31,12 @@ def parse_timepoint(text: str, end_of_day: bool) -> datetime:
             f"{text!r} is not an ISO 8601 date (2026-04-15) or datetime (2026-04-15T09:30Z)"
         ) from None
     if value.tzinfo is not None:
-        try:  # 9999-12-31T23:59-05:00 is past the last datetime in UTC
+        try:
             value = value.astimezone(UTC).replace(tzinfo=None)
         except OverflowError:
-            raise TimepointError(f"{text!r} is out of the range of dates in UTC") from None
+            if not clamp:
+                raise TimepointError(f"{text!r} is out of the range of dates in UTC") from None
+            return datetime.max if value.year == datetime.max.year else datetime.min
     return value
 
 
@@ -42,6 +45,6 @@ def source_time(text: object) -> datetime | None:
     if not isinstance(text, str) or not text.strip():
         return None
     try:
-        return parse_timepoint(text, end_of_day=False)
+        return parse_timepoint(text, end_of_day=False, clamp=False)
     except TimepointError:
         return None

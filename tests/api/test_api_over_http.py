@@ -66,10 +66,12 @@ def test_sessions_page_with_limit_offset_and_page_per_page(live: tuple[str, str]
 
 @pytest.mark.parametrize("path", ["/api/v1/tasks", "/api/v1/entries", "/api/v1/conflicts"])
 @pytest.mark.parametrize("as_of", ["9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00"])
-def test_an_as_of_past_the_range_of_dates_is_422_not_500(
+def test_an_as_of_past_the_range_of_dates_is_answered_not_500(
     live: tuple[str, str], path: str, as_of: str
 ) -> None:
-    """In UTC the first lies after 9999-12-31: it is reported as a bad time, not a crash."""
+    """In UTC the first lies after 9999-12-31: read as the end of time, not a crash (the
+    schema documents a date-time, so any valid one gets an answer)."""
     base, _ = live
     answer = requests.get(base + path, params={"as_of": as_of}, timeout=30)
-    assert answer.status_code == 422 and "out of the range" in answer.json()["detail"]
+    assert answer.status_code == 200, answer.text
+    assert isinstance(answer.json(), list | dict)
