@@ -121,6 +121,7 @@ def drain_items_per_s(source: Path, max_jobs: int | None) -> dict[str, Any]:
             process_session(db, sid, pipeline)
         writer = configured_writer(db, config, foreground=True)  # as `axiom outbox drain`
         threads = _torch_threads()
+        workers = getattr(writer.embedder, "workers", 1)  # torch e5: batches side by side
         writer.drain(max_jobs=8)  # warm-up: loads the model(s), first LanceDB write
         c0 = time.process_time()
         drained = writer.drain(max_jobs=max_jobs)
@@ -144,6 +145,7 @@ def drain_items_per_s(source: Path, max_jobs: int | None) -> dict[str, Any]:
         "query_ms": query_ms,
         "embedding_version": writer.embedding_version,
         "threads": threads,
+        "workers": workers,
     }
 
 
@@ -336,8 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         f"writer ({configured_embedder_name()}, {writer['embedding_version']}):"
         f" {writer['items']} items in {writer['seconds']:.1f} s = {writer['items_per_s']:.1f}"
         f" items/s ({writer['texts']} texts, {writer['texts_per_s_in_model']:.1f} texts/s in"
-        f" the model, {writer['embed_share']:.0%} of the drain; {writer['threads']} torch"
-        f" thread(s), {_threads_source()})"
+        f" the model, {writer['embed_share']:.0%} of the drain; {writer['workers']} batch"
+        f" worker(s) of {writer['threads']} torch thread(s), {_threads_source()})"
     )
     print(f"ratio items/s ÷ reference texts/s: {ratio:.2f}× (target ≥ 1)")
     print(
@@ -354,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
                 "embedder": configured_embedder_name(),
                 "embedding_version": writer["embedding_version"],
                 "writer_threads": writer["threads"],
+                "writer_workers": writer["workers"],
                 "quick": args.quick,
                 "load_before": load_before,
                 "load_after": load_after,
