@@ -84,9 +84,10 @@ def apply_embed_threads(threads: int, embedder: Embedder | None = None) -> None:
     `threads` workers and torch one intra-op thread each; any other, `threads` intra-op
     threads for its one batch at a time (no-op without torch).
 
-    Why workers: intra-op threads wait for each other at every op; where another process
-    keeps a core busy, torch e5 on 2 intra-op threads embedded ~30 texts per CPU-second
-    against ~120 on one, while 2 workers kept ~120 (README, "Session 16 levers")."""
+    Why workers: intra-op threads wait for each other at every op; on 2 cores at load 3-4
+    the drain with 2 workers ran 1.18x the items/s of 2 intra-op threads (3 rounds of 4),
+    the same work per CPU-second (README, "Session 16 levers"). Under heavy load workers
+    lost; `configured_embed_threads` then gives a foreground drain one core anyway."""
     try:
         import torch
     except ImportError:

@@ -17,12 +17,14 @@ tokens each, the length padded to a multiple of 16 so the CPU kernels see few sh
 window alone (a query) is not padded at all.
 
 Cores: with `workers` > 1 the batches of one call run that many at a time, each on its own
-Python thread (torch releases the GIL inside its ops), the costliest first. The caller
-gives torch one intra-op thread then (`axiom.outbox.service.apply_embed_threads`): two
-intra-op threads wait for each other at every op, so on a machine where another process
-keeps a core busy they spun away three quarters of their CPU time, where two batches
-side by side each keep their own pace (README, "Session 16 levers"). The vectors do not
-depend on it: a window's vector is the same in any batch.
+Python thread (torch releases the GIL inside its ops), the costliest first; the writer
+gives torch one intra-op thread then (`axiom.outbox.service.apply_embed_threads`). The
+vectors are the same bit for bit (a window's vector is the same in any batch). Why: two
+intra-op threads wait for each other at every op; at load 3-4 on 2 cores the drain with
+two batches side by side ran 1.18x the items/s of two intra-op threads (3 rounds of 4),
+but at load 8-10 it lost 3 of 3 (a worker preempted while it holds the GIL stalls the
+other), which the writer's rule avoids: a foreground drain takes a core per idle core
+only (README, "Session 16 levers"; `bench/bench_embedding.py --threads`).
 """
 
 from __future__ import annotations
