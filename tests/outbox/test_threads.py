@@ -1,6 +1,7 @@
-"""How many torch threads the writer embeds with: one per idle core for `axiom outbox drain`
-(the user waits for it), one core less under `axiom up`'s worker, `AXIOM_EMBED_THREADS` over
-both."""
+"""How many cores the writer embeds on: one per idle core for `axiom outbox drain` (the user
+waits for it), one core less under `axiom up`'s worker, `AXIOM_EMBED_THREADS` over both; torch
+e5 runs that many batches side by side, one torch thread each, other embedders that many
+torch threads."""
 
 from __future__ import annotations
 
@@ -13,12 +14,16 @@ from axiom.cli.main import main
 from axiom.ingest.importer import ingest_transcripts
 from axiom.outbox import service
 from axiom.outbox.service import (
+    apply_embed_threads,
     configured_embed_threads,
     configured_writer,
     idle_cores,
     usable_cores,
 )
+from axiom.projections import project_all
 from axiom.store.db import Database
+from axiom.vectors.config import shared_embedder
+from axiom.vectors.embedder import BatchParallelEmbedder
 from tests.outbox.support import by_status, session
 
 CORES = os.cpu_count() or 2
@@ -91,3 +96,32 @@ def test_worker_writer_leaves_a_core(db: Database, monkeypatch: pytest.MonkeyPat
 def test_threads_count_the_cores_this_process_may_use() -> None:
     """In a container the host's core count is not what the process gets."""
     assert usable_cores() == len(os.sched_getaffinity(0))
+
+
+def test_torch_e5_runs_its_batches_side_by_side_one_torch_thread_each(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer's cores become e5 batches run at once, not intra-op threads that wait for
+    each other at every op (that the vectors stay the same: tests/vectors/test_e5_torch.py)."""
+    monkeypatch.setenv("AXIOM_EMBEDDER", "e5")
+    monkeypatch.setenv("AXIOM_EMBED_THREADS", "2")
+    ingest_transcripts(db, [session("s1", *(f"turn {i} about the deploy" for i in range(40)))])
+    project_all(db)  # queues the jobs of the e5 version
+    torch.set_num_threads(2)
+    writer = configured_writer(db, batch_size=64)
+    embedder = writer.embedder
+    assert isinstance(embedder, BatchParallelEmbedder)
+    try:
+        assert embedder.workers == 2
+        assert torch.get_num_threads() == 1
+        report = writer.drain()
+        assert report.done == 40 and not report.failed
+    finally:
+        embedder.workers = 1  # the embedder is shared by the test session
+
+
+def test_an_embedder_without_workers_gets_intra_op_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AXIOM_EMBED_THREADS", "2")
+    apply_embed_threads(2, shared_embedder("minilm"))
+    assert torch.get_num_threads() == 2
+    assert not isinstance(shared_embedder("minilm"), BatchParallelEmbedder)

