@@ -12,6 +12,7 @@ changes (the runner then records it, `axiom.store.projection`). The importer cal
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -46,14 +47,21 @@ def _json(value: Any) -> str:
         return json.dumps(clean_json(json.loads(json.dumps(value)), []), ensure_ascii=False)
 
 
+_NAME_CHAR = re.compile(r"[^\t\n\f\r ]")  # as migration 0011's regexp_matches reads it
+
+
+def _names_someone(value: object) -> bool:
+    return isinstance(value, str) and _NAME_CHAR.search(value) is not None
+
+
 def named_speakers_of(messages: Sequence[Message]) -> list[str]:
     """The distinct names the messages give their speakers (meta "speaker", else "name"),
     sorted: who a chat between named people is between (migration 0011 fills the same)."""
     names = set()
     for message in messages:
         speaker, name = message.meta.get("speaker"), message.meta.get("name")
-        said_by = speaker if isinstance(speaker, str) and speaker.strip() else name
-        if isinstance(said_by, str) and said_by.strip():
+        said_by = speaker if _names_someone(speaker) else name
+        if _names_someone(said_by):
             names.add(said_by)
     return sorted(names)
 

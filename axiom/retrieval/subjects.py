@@ -35,7 +35,8 @@ _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)[\"'“‘(]*([^\W\d_][\w'’-]*)")
 # Capitalized words that are not names when they open a clause or stand alone.
 _CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)  # fenced blocks, inline code
-_ASKING = re.compile(r"[?？](?=$|[\s\"'”’)\]!?？…])")  # ends a sentence
+# ends a sentence (a full-width one whatever follows: CJK puts no space after it)
+_ASKING = re.compile(r"？|[?](?=$|[\s\"'”’)\]!?？…])")
 _NOT_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "ok", "okay"})
 _WHEN = re.compile(
     r"^\W*(?:when\b|how\s+long\b|how\s+many\s+(?:years|months|weeks|days)\b"

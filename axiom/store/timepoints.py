@@ -10,6 +10,7 @@ import re
 from datetime import UTC, datetime, time
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ZULU = re.compile(r"[Zz]$")  # RFC 3339 allows either case
 
 
 class TimepointError(ValueError):
@@ -25,7 +26,7 @@ def parse_timepoint(text: str, end_of_day: bool, clamp: bool = True) -> datetime
         if _DATE.match(raw):
             day = datetime.fromisoformat(raw)
             return datetime.combine(day.date(), time.max) if end_of_day else day
-        value = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        value = datetime.fromisoformat(_ZULU.sub("+00:00", raw))
     except ValueError:
         raise TimepointError(
             f"{text!r} is not an ISO 8601 date (2026-04-15) or datetime (2026-04-15T09:30Z)"

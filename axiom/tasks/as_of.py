@@ -20,7 +20,7 @@ Created / updated times are these said times too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import duckdb
@@ -135,6 +135,8 @@ def _restated(current: _Folded, payload: dict) -> None:
         decided = decide_status(state, to, "restated", blockers, reopen=True)
         for event_type, p in decided:
             state = evolve(state, event_type, p)  # type: ignore[assignment]
+        if current.displaced is not None:  # the blockers as before the stale change
+            state = replace(state, blockers=current.displaced)
         current.state = state
     current.displaced = None
 

@@ -122,7 +122,9 @@ def row_id_parts(row_id: str) -> dict[str, str | int]:
         return {"kind": kind, "entry_id": rest}
     if kind in ("message", "context"):
         session_id, _, index = rest.rpartition(":")
-        if not session_id or not index.isdigit():  # the writer never stores one: skip it
+        if not session_id or not (
+            index.isascii() and index.isdecimal()
+        ):  # the writer never stores one: skip it
             return {"kind": "malformed"}
         return {"kind": kind, "session_id": session_id, "message_index": int(index)}
     return {"kind": kind}

@@ -19,6 +19,7 @@ def _session(sid: str, metas: list[dict]) -> Transcript:
 SESSIONS = [
     _session("chat", [{"speaker": "Melanie"}, {"speaker": "Caroline"}, {"speaker": "Melanie"}]),
     _session("named", [{"name": "Gina"}, {"speaker": " ", "name": "Jon"}, {"speaker": 5}]),
+    _session("blank", [{"speaker": "\t", "name": "Cy"}, {"name": "\n"}, {"speaker": None}]),
     _session("code", [{}, {"dia_id": "x"}]),  # user and assistant: no named speaker
 ]
 
@@ -33,10 +34,11 @@ def test_sessions_record_their_named_speakers_sorted(db: Database) -> None:
     assert _speakers(db) == {
         "chat": ["Caroline", "Melanie"],
         "named": ["Gina", "Jon"],
+        "blank": ["Cy"],
         "code": None,
     }
     with db.read() as conn:
-        assert sorted(named_speakers(conn)) == ["Caroline", "Gina", "Jon", "Melanie"]
+        assert sorted(named_speakers(conn)) == ["Caroline", "Cy", "Gina", "Jon", "Melanie"]
 
 
 def test_migration_0011_fills_stored_sessions_as_the_projector_does(db: Database) -> None:

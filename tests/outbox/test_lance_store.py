@@ -283,7 +283,7 @@ def test_a_rows_id_says_its_kind_and_keys(small: LanceStore) -> None:
 
 def test_an_id_the_writer_never_writes_is_malformed_not_an_error() -> None:
     """A search skips such a row (no kind it asks for) instead of failing every query."""
-    for row_id in ("message:abc", "context:s1:x", "message::3"):
+    for row_id in ("message:abc", "context:s1:x", "message::3", "message:s1:²"):
         assert row_id_parts(row_id) == {"kind": "malformed"}
     assert row_id_parts("message:s:1:7") == {
         "kind": "message",

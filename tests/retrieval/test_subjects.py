@@ -48,6 +48,7 @@ def test_turns_that_ask_a_question() -> None:
     assert not asks_something(None)
     assert asks_something('She asked "Why not?" and left.')
     assert asks_something("Really?! That's great")
+    assert asks_something("元気ですか？はい")  # CJK: no space after the question mark
     for code in (
         "See https://x.io/search?q=lance for it.",
         "Use `user?.name` there.",

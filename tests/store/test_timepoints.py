@@ -15,6 +15,7 @@ def test_a_zone_is_converted_to_naive_utc_and_a_date_spans_its_day() -> None:
         2026, 4, 20, 14, 30
     )
     assert parse_timepoint("2026-04-20", end_of_day=False) == datetime(2026, 4, 20)
+    assert parse_timepoint("2026-04-20T09:30:00z", end_of_day=True) == datetime(2026, 4, 20, 9, 30)
     assert parse_timepoint("2026-04-20", end_of_day=True).hour == 23
 
 

@@ -19,6 +19,7 @@ from axiom.pipeline.process import Pipeline, process_session
 from axiom.store.db import Database
 from axiom.tasks.as_of import list_blocked_tasks_as_of, list_tasks_as_of
 from axiom.tasks.queries import list_tasks
+from axiom.tasks.resolver import TaskMention, TaskResolver
 from tests.cli_support import run_cli
 
 TITLE = "Move the invoice exports to parquet"
@@ -256,3 +257,29 @@ def test_a_stale_block_decided_again_shows_the_blocker_it_named(
         [later] = list_tasks_as_of(conn, datetime(2030, 1, 1))
     assert now.status == later.status == "in_progress"
     assert [b.title for b in between.blockers] == [BLOCKER]
+
+
+def test_a_restated_status_after_a_stale_change_keeps_the_blockers_it_had(
+    db: Database,
+) -> None:
+    """Day 0 names a blocker; day 1 restates pending; a day-0 "blocked" without blockers,
+    recorded later, is stale: as of any later time the task is as now (found by the
+    resolver state machine at more examples)."""
+    said = [(None, 0, ("PLAT-142",), True), ("pending", 1, (), False), ("blocked", 0, (), False)]
+    with db.write() as conn:
+        for n, (status, day, blocked, aligned) in enumerate(said):
+            mention = TaskMention(
+                entry_id=f"e{n}",
+                session_id=f"s{day}",
+                title=TITLE,
+                status=status,
+                blocked_by=blocked,
+                evidence_aligned=aligned,
+                source="todowrite",
+                observed_at=datetime(2025, 1, 1 + day),
+            )
+            TaskResolver(conn, "axiom").resolve([mention])
+    with db.read() as conn:
+        now = [(t.status, t.blocker_count) for t in list_tasks(conn)]
+        later = [(t.status, t.blocker_count) for t in list_tasks_as_of(conn, datetime(9999, 1, 1))]
+    assert now == later == [("pending", 1)]
