@@ -19,6 +19,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from axiom.conflicts.entries_as_of import with_statuses_as_of
 from axiom.conflicts.queries import list_conflicts, possible_conflicts
 from axiom.entries.queries import (
     ENTRY_SORTS,
@@ -35,7 +36,7 @@ from axiom.extract.types import ENTRY_TYPES
 from axiom.graduation.stages import STAGES, STATUSES
 from axiom.pipeline.approval import ApprovalRejected, EntryNotFound, approve_entry
 from config.stores import get_database
-from viewer.as_of import as_of, entries_as_of
+from viewer.as_of import as_of
 from viewer.paging import offset_of, page_number, paged
 from viewer.rendering import render_page
 
@@ -133,7 +134,7 @@ def _groups_as_of(conn: Any, groups: list[EntryGroup], when: datetime | None) ->
     if when is None:
         return groups
     rows = [g.lead for g in groups] + [m for g in groups for m in g.members]
-    status = {r.entry_id: r.status for r in entries_as_of(conn, rows, when)}
+    status = {r.entry_id: r.status for r in with_statuses_as_of(conn, rows, when)}
     return [
         EntryGroup(
             replace(g.lead, status=status[g.lead.entry_id]),
@@ -199,7 +200,7 @@ def _render_entry(
         if entry is None:
             return None
         return (
-            entries_as_of(conn, [entry], when.when)[0],
+            with_statuses_as_of(conn, [entry], when.when)[0],
             list_citation_spans_for_entry(conn, entry_id),
             entry_history(conn, entry_id),
             list_conflicts(conn, "all", entry_id, as_of=when.when),

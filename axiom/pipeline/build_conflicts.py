@@ -73,7 +73,7 @@ class BuildConflicts:
         # conflict: every open conflict, read once (`open_by_entry`), plus those this build
         # detects, less those it settles (`_settle_taken_back`).
         self._contested: dict[str, dict[str, tuple[str, str]]] | None = None
-        self._status: dict[str, str] = {}  # entries' statuses this build set (not projected)
+        self._status: dict[str, str] = {}  # statuses read, or set by this build (not projected)
         self.reactivated: list[str] = []  # settled here and `active` again: to graduate
 
     def believed(self, entry_type: str) -> list[Fact]:
@@ -142,9 +142,7 @@ class BuildConflicts:
         if pool is None:
             pool = self._believed[fact.entry_type] = believed_facts(self.conn, fact.entry_type)
         found = contradictions(fact, pool)
-        unknown = [c.older_id for c in found if c.older_id not in self._status]
-        if unknown:  # read in one query; this build's own changes come first
-            self._status.update({**fact_statuses(self.conn, unknown), **self._status})
+        self._read_statuses([c.older_id for c in found])  # one query for them all
         for c in found:
             self._conflict(c)
         pool.append(fact)
@@ -212,9 +210,15 @@ class BuildConflicts:
 
     def status_of(self, entry_id: str) -> str:
         """The entry's status as of the events this build appended (stored, else active)."""
-        if entry_id not in self._status:
-            self._status[entry_id] = fact_statuses(self.conn, [entry_id]).get(entry_id, "active")
+        self._read_statuses([entry_id])
         return self._status[entry_id]
+
+    def _read_statuses(self, entry_ids: list[str]) -> None:
+        """The stored statuses of those entries this build has neither read nor set."""
+        unknown = [eid for eid in entry_ids if eid not in self._status]
+        if unknown:
+            stored = fact_statuses(self.conn, unknown)
+            self._status.update({eid: stored.get(eid, "active") for eid in unknown})
 
     def _set_status(
         self, entry_id: str, to: str, reason: str, key: str, **fields: str | None

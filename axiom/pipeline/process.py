@@ -569,7 +569,11 @@ class _BuildWriter:
             self.flush()
             reason = f"conflict settled by session {self.session_id}"
             graduate_kept(
-                self.conn, self.conflicts.reactivated, reason, self.pipeline.policy, False
+                self.conn,
+                self.conflicts.reactivated,
+                reason,
+                self.pipeline.policy,
+                projected=False,
             )
         self._supersede(outcome)
         timer.run("resolve_tasks", lambda: self._tasks(outcome))

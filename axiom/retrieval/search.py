@@ -338,7 +338,8 @@ class SearchService:
         one; a model that cannot load degrades hybrid to full text (with a warning) and
         fails vector mode."""
         found = _Candidates(use_dense=mode in ("hybrid", "vector"))
-        found.version = self.candidates.version(table)
+        if mode == "hybrid":  # only the feedback query, hybrid's, checks it
+            found.version = self.candidates.version(table)
         use_lexical = mode in ("hybrid", "fts")
         if use_lexical and not query_terms:
             warnings.append("the query has no searchable words for full-text search")

@@ -224,7 +224,8 @@ class E5TorchEncoder:
             k = mask[..., None].to(hidden.dtype)
             pooled = (hidden * k).sum(1) / k.sum(1)
             if not any(tails):
-                return pooled.float().numpy(), np.zeros_like(pooled.float().numpy())
+                means = pooled.float().numpy()
+                return means, np.zeros_like(means)
             t = torch.from_numpy(tail)[..., None].to(hidden.dtype)
             tail_pooled = (hidden * t).sum(1) / t.sum(1).clamp(min=1)
         return pooled.float().numpy(), tail_pooled.float().numpy()
