@@ -47,6 +47,13 @@ def read_by_builds() -> list[Projector]:
     return [EntryProjector(), ConflictProjector()]
 
 
+def kept_by_builds() -> tuple[str, ...]:
+    """The projectors a pipeline build advances itself as it appends (`TaskProjector`, run
+    by `axiom.tasks.resolver` after each mention): a transaction's
+    `axiom.store.projection.Follower` reads their pending events from their offsets."""
+    return (TaskProjector.name,)
+
+
 def project_all(db: Database) -> dict[str, int]:
     """Advance every projector to the newest event; one short write transaction (run
     again, with the event recorded as failed, if a poison event aborts it)."""

@@ -147,6 +147,42 @@ def appended() -> Iterator[list[StoredEvent]]:
         _APPENDED.reset(token)
 
 
+@dataclass
+class _Deferred:
+    """The inserts `deferred` holds back on `conn`: rows not inserted yet, their dedupe
+    keys, and the sequence and newest time as the table will have them once they are."""
+
+    conn: duckdb.DuckDBPyConnection
+    rows: list[tuple[StoredEvent, str]] = field(default_factory=list)
+    keys: dict[str, StoredEvent] = field(default_factory=dict)
+    next_seq: int | None = None  # the next sequence number; None until first read
+    drawn: int = 0  # numbers handed out from memory that the sequence has not given yet
+    newest: datetime | None = None
+
+
+_DEFERRED: contextvars.ContextVar[_Deferred | None] = contextvars.ContextVar(
+    "axiom_deferred_events", default=None
+)
+
+
+@contextmanager
+def deferred(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Inside, `append_many` on `conn` keeps its rows in memory and inserts them all when
+    the block ends, or before anything else reads or writes the event tables on `conn`
+    (every other `EventStore` method does so first): a write transaction of many small
+    appends (the pipeline's builds) then costs one dedupe read per append instead of four
+    statements. Sequence numbers and times are what one insert per append gives: the
+    sequence is read once, handed out in memory, and advanced by as many when the rows go
+    in (the caller holds the write lock, so nobody else draws from it)."""
+    state = _Deferred(conn)
+    token = _DEFERRED.set(state)
+    try:
+        yield
+        EventStore(conn).flush()
+    finally:
+        _DEFERRED.reset(token)
+
+
 def _next_ts(newest: datetime | None) -> datetime:
     """The `ts` of events appended now: the wall clock, never before the newest stored."""
     now = datetime.now(UTC).replace(tzinfo=None)
@@ -157,7 +193,33 @@ class EventStore:
     """Appends and reads events on a connection owned by the caller's unit of work."""
 
     def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
-        self.conn = conn
+        self._conn = conn
+
+    @property
+    def conn(self) -> duckdb.DuckDBPyConnection:
+        """The connection, once the appends `deferred` holds back on it are inserted: what
+        every method but `append_many` uses, so each sees every event appended."""
+        self.flush()
+        return self._conn
+
+    def _deferring(self) -> _Deferred | None:
+        state = _DEFERRED.get()
+        return state if state is not None and state.conn is self._conn else None
+
+    def flush(self) -> None:
+        """Insert the rows `deferred` holds back on this connection (none outside it)."""
+        state = self._deferring()
+        if state is None or not (state.rows or state.drawn):
+            return
+        rows, state.rows, state.keys = state.rows, [], {}
+        self._insert(rows)
+        if state.drawn:
+            last = self._conn.execute(
+                "SELECT max(nextval('events_seq')) FROM range(?)", [state.drawn]
+            ).fetchone()[0]
+            if last != state.next_seq - 1:  # another writer drew numbers: ids would clash
+                raise RuntimeError(f"events_seq at {last}, expected {state.next_seq - 1}")
+            state.drawn = 0
 
     def append(self, event: NewEvent) -> AppendResult:
         return self.append_many([event])[0]
@@ -169,10 +231,12 @@ class EventStore:
         stored, or repeats an earlier key of the batch, returns that event (`created`
         False). The events share one time, unless `spaced`: then each is 1 µs after the
         one before, as one by one gives each its own (sessions of an import: tables
-        derived from their ingest times, such as the outbox's claim order, keep theirs)."""
-        found = self._by_dedupe_keys([e.dedupe_key for e in events if e.dedupe_key])
+        derived from their ingest times, such as the outbox's claim order, keep theirs).
+        Inside `deferred`, only the dedupe read runs now."""
+        state = self._deferring()
+        found = self._by_dedupe_keys([e.dedupe_key for e in events if e.dedupe_key], state)
         fresh = [e for e in events if e.dedupe_key is None or e.dedupe_key not in found]
-        seqs, ts = self._next_seqs(len(fresh)) if fresh else ([], None)
+        seqs, ts = self._next_seqs(len(fresh), state) if fresh else ([], None)
         out: list[AppendResult] = []
         rows: list[tuple[StoredEvent, str]] = []
         for event in events:
@@ -186,44 +250,62 @@ class EventStore:
             if event.dedupe_key is not None:
                 found[event.dedupe_key] = stored
             out.append(AppendResult(stored, created=True))
-        self._insert(rows)
+        if state is None:
+            self._insert(rows)
+        else:
+            state.rows += rows
+            state.keys.update((e.dedupe_key, e) for e, _ in rows if e.dedupe_key is not None)
+            if rows:
+                state.newest = max(rows[-1][0].ts, state.newest or rows[-1][0].ts)
         log = _APPENDED.get()
         if log is not None:
             log.extend(stored for stored, _ in rows)
         return out
 
-    def _by_dedupe_keys(self, keys: Sequence[str]) -> dict[str, StoredEvent]:
-        """The stored event of each of `keys` that is stored: the keys first (a narrow read
-        of `event_dedup`), the events only when some are (a rerun; joining `events` for
-        every append cost a scan of it)."""
+    def _by_dedupe_keys(
+        self, keys: Sequence[str], state: _Deferred | None
+    ) -> dict[str, StoredEvent]:
+        """The stored event of each of `keys` that is stored (or held back by `state`): the
+        keys first (a narrow read of `event_dedup`), the events only when some are (a
+        rerun; joining `events` for every append cost a scan of it)."""
+        held = {k: state.keys[k] for k in keys if k in state.keys} if state else {}
+        keys = [k for k in keys if k not in held]
         if not keys:
-            return {}
-        ids = self.conn.execute(
+            return held
+        ids = self._conn.execute(
             "SELECT event_id FROM event_dedup WHERE dedupe_key IN (SELECT unnest(?))",
             [list(dict.fromkeys(keys))],
         ).fetchall()
         if not ids:
-            return {}
-        rows = self.conn.execute(
+            return held
+        rows = self._conn.execute(
             f"SELECT {_COLUMNS} FROM events WHERE event_id IN (SELECT unnest(?))",
             [[r[0] for r in ids]],
         ).fetchall()
         events = [_row_to_event(r) for r in rows]
-        return {e.dedupe_key: e for e in events if e.dedupe_key is not None}
+        return held | {e.dedupe_key: e for e in events if e.dedupe_key is not None}
 
-    def _next_seqs(self, n: int) -> tuple[list[int], datetime]:
+    def _next_seqs(self, n: int, state: _Deferred | None) -> tuple[list[int], datetime]:
         """`n` fresh sequence numbers and the `ts` of events appended now (`_next_ts`), in
-        one read."""
-        rows = self.conn.execute(
+        one read; from memory after the first when `state` holds inserts back."""
+        if state is not None and state.next_seq is not None:
+            seqs = list(range(state.next_seq, state.next_seq + n))
+            state.next_seq += n
+            state.drawn += n
+            return seqs, _next_ts(state.newest)
+        rows = self._conn.execute(
             "SELECT nextval('events_seq'), (SELECT max(ts) FROM events) FROM range(?)", [n]
         ).fetchall()
-        return sorted(r[0] for r in rows), _next_ts(rows[0][1])
+        seqs = sorted(r[0] for r in rows)
+        if state is not None:
+            state.next_seq, state.newest = seqs[-1] + 1, rows[0][1]
+        return seqs, _next_ts(rows[0][1])
 
     def _insert(self, rows: Sequence[tuple[StoredEvent, str]]) -> None:
         """One insert per table, one list per column (`axiom.store.columns`; rows: the event
         and its payload text)."""
         insert_columns(
-            self.conn,
+            self._conn,
             "events",
             _COLUMNS,
             [
@@ -237,7 +319,7 @@ class EventStore:
             for e, _ in rows
             if e.dedupe_key is not None
         ]
-        insert_columns(self.conn, "event_dedup", "dedupe_key, event_id, ts, event_type", keyed)
+        insert_columns(self._conn, "event_dedup", "dedupe_key, event_id, ts, event_type", keyed)
 
     def count_dedupe_prefix(self, prefix: str) -> int:
         """How many stored dedupe keys start with `prefix` (numbering repeated attempts)."""
@@ -252,10 +334,8 @@ class EventStore:
         return _row_to_event(row) if row else None
 
     def get_by_dedupe_key(self, dedupe_key: str) -> StoredEvent | None:
-        row = self.conn.execute(
-            "SELECT event_id FROM event_dedup WHERE dedupe_key = ?", [dedupe_key]
-        ).fetchone()
-        return self.get(row[0]) if row else None
+        """The event stored (or held back by `deferred`) under `dedupe_key`, if any."""
+        return self._by_dedupe_keys([dedupe_key], self._deferring()).get(dedupe_key)
 
     def fetch_since(
         self,
@@ -438,12 +518,14 @@ class EventStore:
         return {e.session_id: e for e in map(_row_to_event, rows) if e.session_id is not None}
 
     def stored_keys(self, keys: Sequence[str]) -> set[str]:
-        """Which of the dedupe `keys` are stored."""
-        rows = self.conn.execute(
+        """Which of the dedupe `keys` are stored (or held back by `deferred`)."""
+        state = self._deferring()
+        held = {k for k in keys if k in state.keys} if state else set()
+        rows = self._conn.execute(
             "SELECT dedupe_key FROM event_dedup WHERE dedupe_key IN (SELECT unnest(?))",
-            [list(dict.fromkeys(keys))],
+            [list(dict.fromkeys(k for k in keys if k not in held))],
         ).fetchall()
-        return {r[0] for r in rows}
+        return held | {r[0] for r in rows}
 
     def latest_fields_per_session(
         self, event_type: str, session_ids: Sequence[str], paths: Sequence[str]

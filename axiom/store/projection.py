@@ -361,45 +361,57 @@ def run_projectors(
 
 class Follower:
     """Keeps `projectors` current over the events a write transaction appends, without
-    reading them back: what `run_projectors` between two builds of one transaction gives
-    (`axiom.pipeline.batch.write_builds`) for fewer statements. The first `advance` is
-    `run_projectors` (a backlog may precede the transaction); each later one applies the
-    events appended since (`appended`, from `axiom.store.events.appended`: the same events
-    in the same order as a read after the offsets would return, the write lock keeping
-    other writers out) and keeps the new offsets in memory; `settle` writes them, before
-    anything else reads them (the transaction's final `run_projectors`)."""
+    reading them back: what `run_projectors` after each build of one transaction gives
+    (`axiom.pipeline.batch.write_builds`) for a fraction of the statements. `start` is
+    `run_projectors` (a backlog may precede the transaction); `advance` then applies, to
+    the projectors named (all by default, in `projectors` order), the events appended since
+    each last advanced (`log`, from `axiom.store.events.appended`: the same events in the
+    same order as a read after the offsets would return, the write lock keeping other
+    writers out); `settle` advances them all and writes every offset at the last event,
+    as `run_projectors` moves them. A projector named in `self_kept` is advanced by
+    someone else inside the transaction too (the task resolver runs its projector after
+    each mention): it reads what is pending from its stored offset instead, as
+    `run_projector` does, so no event is applied twice."""
 
     def __init__(
         self,
         conn: duckdb.DuckDBPyConnection,
         projectors: Sequence[Projector],
-        appended: list[StoredEvent],
+        log: list[StoredEvent],
+        self_kept: Iterable[str] = (),
     ) -> None:
-        self.conn, self.projectors, self.appended = conn, projectors, appended
+        self.conn, self.projectors, self.log = conn, projectors, log
+        self.self_kept = frozenset(self_kept)
         self.types = frozenset(t for p in projectors for t in p.event_types)
-        self.started = False
-        self.position: StoredEvent | None = None  # offsets not written yet
+        self.seen = dict.fromkeys((p.name for p in projectors), 0)  # log entries applied
 
-    def advance(self) -> None:
-        """Bring the projectors up to the newest event appended."""
-        if not self.started:
-            run_projectors(self.conn, self.projectors)
-            self.started = True
-        else:
-            events = [e for e in self.appended if e.event_type in self.types]
-            for projector in self.projectors:
-                mine = [e for e in events if e.event_type in projector.event_types]
-                if mine:
-                    _apply_events(self.conn, projector, mine)
-            self.position = events[-1] if events else self.position
-        self.appended.clear()
+    def start(self) -> None:
+        """Bring the projectors up to the newest stored event (read from the table)."""
+        run_projectors(self.conn, self.projectors)
+        self.seen = dict.fromkeys(self.seen, len(self.log))
+
+    def advance(self, names: Iterable[str] | None = None) -> None:
+        """Bring the projectors `names` (all by default) up to the newest event appended."""
+        wanted = set(self.seen) if names is None else set(names)
+        for projector in self.projectors:
+            if projector.name not in wanted:
+                continue
+            if projector.name in self.self_kept:
+                run_projector(self.conn, projector)
+                continue
+            fresh = self.log[self.seen[projector.name] :]
+            mine = [e for e in fresh if e.event_type in projector.event_types]
+            if mine:
+                _apply_events(self.conn, projector, mine)
+            self.seen[projector.name] = len(self.log)
 
     def settle(self) -> None:
-        """Write the offsets `advance` kept in memory (every projector moved to the last
-        event it read, as `run_projectors` moves them)."""
-        if self.position is not None:
-            set_offsets(self.conn, dict.fromkeys((p.name for p in self.projectors), self.position))
-            self.position = None
+        """Advance every projector, then write the offsets (each at the last event of any
+        of their types, as `run_projectors` moves them)."""
+        self.advance()
+        last = next((e for e in reversed(self.log) if e.event_type in self.types), None)
+        if last is not None:
+            set_offsets(self.conn, dict.fromkeys(self.seen, last))
 
 
 def run_projectors_step(
