@@ -19,7 +19,7 @@ from axiom.store.event_types import (
     ENTRY_STATUS_CHANGED,
 )
 from axiom.store.events import StoredEvent
-from axiom.store.projection import Reject, fold_each, insert_rows, raise_error
+from axiom.store.projection import Reject, fold_each, insert_rows, raise_error, stored_keys
 from axiom.store.timepoints import source_time
 
 RESOLUTION_CHOICES = ("keep_newer", "keep_older", "keep_both", "reject_both")  # a person's
@@ -155,16 +155,26 @@ class _Fold:
 
 
 def _stored(conn: duckdb.DuckDBPyConnection, events: Sequence[StoredEvent]) -> _Fold:
-    """A fold that knows which of the facts and conflicts the events name are stored."""
-    ids = {str(e.payload.get("entry_id")) for e in events}
-    cids = {str(e.payload.get("conflict_id")) for e in events}
-    facts = conn.execute(
-        "SELECT entry_id FROM conflict_facts WHERE entry_id IN (SELECT unnest(?))", [sorted(ids)]
-    ).fetchall()
-    conflicts = conn.execute(
-        "SELECT conflict_id FROM conflicts WHERE conflict_id IN (SELECT unnest(?))", [sorted(cids)]
-    ).fetchall()
-    return _Fold({r[0] for r in facts}, {r[0] for r in conflicts})
+    """A fold that knows which of the facts and conflicts the events name are stored (a
+    read per table whose rows the events name: a build's events seldom name a conflict)."""
+    ids = sorted({str(e.payload.get("entry_id")) for e in events if e.event_type in _FACT_EVENTS})
+    cids = sorted(
+        {str(e.payload.get("conflict_id")) for e in events if e.event_type in _ITS_EVENTS}
+    )
+    return _Fold(
+        _keys(conn, "conflict_facts", "entry_id", ids),
+        _keys(conn, "conflicts", "conflict_id", cids),
+    )
+
+
+def _keys(conn: duckdb.DuckDBPyConnection, table: str, key: str, ids: list[str]) -> set[str]:
+    """Which of `ids` the table (`conflict_facts` or `conflicts`) holds; no read for none."""
+    return stored_keys(conn, table, key, ids) if ids else set()
+
+
+# The events whose rows `_Fold` looks up: facts by entry id, conflicts by conflict id.
+_FACT_EVENTS = (ENTRY_CREATED, ENTRY_STATUS_CHANGED)
+_ITS_EVENTS = (CONFLICT_DETECTED, CONFLICT_RESOLVED)
 
 
 class ConflictProjector:
