@@ -310,11 +310,15 @@ def _similar(sa: str, sb: str) -> bool:
     """`SequenceMatcher(None, sa, sb).ratio() >= SUBJECT_SIMILARITY`, cheaper: most pairs
     fail one of difflib's exact upper bounds of `ratio()` first (the lengths alone, as
     `real_quick_ratio` computes it, then `quick_ratio`), so the decision is the same."""
-    size = len(sa) + len(sb)
-    if 2.0 * min(len(sa), len(sb)) / size < SUBJECT_SIMILARITY:
+    if not _lengths_allow(len(sa), len(sb)):
         return False
     matcher = SequenceMatcher(None, sa, sb)
     return matcher.quick_ratio() >= SUBJECT_SIMILARITY and matcher.ratio() >= SUBJECT_SIMILARITY
+
+
+def _lengths_allow(la: int, lb: int) -> bool:
+    """`real_quick_ratio() >= SUBJECT_SIMILARITY`: the lengths alone allow the ratio."""
+    return 2.0 * min(la, lb) / (la + lb) >= SUBJECT_SIMILARITY
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -336,10 +340,15 @@ def claim_words(fact: Fact, negated_only: bool = False) -> frozenset[str]:
     """What `fact` says about its subject: its title's topic words without the subject's
     words and without the negation markers, Korean predicates stemmed. With
     `negated_only`, only the clauses that carry a negation: what the fact denies."""
-    clauses = _CLAUSE.split(normalize(fact.title))
+    return _claim_words(fact.title, fact.subject, negated_only)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # asked of both facts of every pair of opposite polarity
+def _claim_words(title: str, subject: str | None, negated_only: bool) -> frozenset[str]:
+    clauses = _CLAUSE.split(normalize(title))
     if negated_only:
         clauses = [c for c in clauses if _NEGATION.search(c)]
-    words = topic_words(" , ".join(clauses)) - topic_words(fact.subject or "")
+    words = topic_words(" , ".join(clauses)) - topic_words(subject or "")
     return frozenset(_hangul_stem(w) for w in words if not _NEGATION_WORD.search(w))
 
 
@@ -417,15 +426,93 @@ def within_session(later: Fact, earlier: Fact) -> Contradiction | None:
     return contradiction(later, earlier)
 
 
+def _from_another_session(new: Fact, old: Fact) -> bool:
+    return old.entry_id != new.entry_id and not (
+        old.session_id and old.session_id == new.session_id
+    )
+
+
 def contradictions(new: Fact, believed: list[Fact]) -> list[Contradiction]:
-    """Every believed fact from another session that `new` contradicts."""
+    """Every believed fact from another session that `new` contradicts (each compared)."""
     found = []
     for old in believed:
-        if old.entry_id == new.entry_id or (old.session_id and old.session_id == new.session_id):
-            continue
-        if (c := contradiction(new, old)) is not None:
+        if _from_another_session(new, old) and (c := contradiction(new, old)) is not None:
             found.append(c)
     return found
+
+
+SubjectKey = tuple[tuple[str, ...], int]  # the numbers of a normalized subject, its length
+
+
+@functools.lru_cache(maxsize=1 << 16)  # asked of every believed fact, once per build
+def _subject_key(subject: str | None) -> SubjectKey | None:
+    """The numbers and the length of a normalized subject: `same_subject` needs the same
+    numbers and lengths `_lengths_allow` (None: no subject)."""
+    normalized = normalize(subject)
+    return (tuple(_DIGITS.findall(normalized)), len(normalized)) if normalized else None
+
+
+def _groups(fact: Fact) -> tuple[str, ...]:
+    """The groups a believed fact is indexed in: its polarity, and `valued` with a value."""
+    polarity = "negated" if fact.negated else "stated"
+    return (polarity, "valued") if fact.value else (polarity,)
+
+
+def _wanted_groups(new: Fact) -> tuple[str, ...]:
+    """The groups of believed facts `new` (stating no replacement) can contradict: the other
+    polarity (`negation`), and those with a value when it has one (`changed_value`)."""
+    polarity = "stated" if new.negated else "negated"
+    return (polarity, "valued") if new.value else (polarity,)
+
+
+class BelievedFacts:
+    """Believed facts, indexed so that `contradictions` compares a new fact only with those
+    it can contradict, and finds what `contradictions(new, self.facts)` finds, in the same
+    order. A new fact stating a replacement may contradict a fact on any subject that
+    mentions the replaced value: it is compared with every fact. Without one, `contradiction`
+    needs `same_subject` (equal canonical keys, or subjects with the same numbers and
+    lengths `_lengths_allow`: both necessary for `_similar`, and met by equal subjects), and
+    then both facts with a value (`changed_value`) or opposite polarities (`negation`).
+    Comparing each new fact with every believed one cost most of a build's conflict
+    detection as the store grew."""
+
+    def __init__(self, facts: list[Fact]) -> None:
+        self.facts: list[Fact] = []  # in order read, then added
+        # (canonical key, group) -> positions in `facts`
+        self._by_key: dict[tuple[str, str], list[int]] = {}
+        # (numbers of the subject, group) -> subject length -> positions in `facts`
+        self._by_subject: dict[tuple[tuple[str, ...], str], dict[int, list[int]]] = {}
+        for fact in facts:
+            self.add(fact)
+
+    def add(self, fact: Fact) -> None:
+        position, key = len(self.facts), _subject_key(fact.subject)
+        self.facts.append(fact)
+        for group in _groups(fact):
+            if fact.canonical_key:
+                self._by_key.setdefault((fact.canonical_key, group), []).append(position)
+            if key is not None:
+                lengths = self._by_subject.setdefault((key[0], group), {})
+                lengths.setdefault(key[1], []).append(position)
+
+    def candidates(self, new: Fact) -> list[Fact]:
+        """The facts `new` can contradict (a superset), in order."""
+        if new.replaced_value():
+            return self.facts
+        positions: set[int] = set()
+        key = _subject_key(new.subject)
+        for group in _wanted_groups(new):
+            if new.canonical_key:
+                positions.update(self._by_key.get((new.canonical_key, group), ()))
+            if key is not None:
+                for length, found in self._by_subject.get((key[0], group), {}).items():
+                    if _lengths_allow(key[1], length):
+                        positions.update(found)
+        return [self.facts[p] for p in sorted(positions)]
+
+    def contradictions(self, new: Fact) -> list[Contradiction]:
+        """`contradictions(new, self.facts)`, comparing only `candidates(new)`."""
+        return contradictions(new, self.candidates(new))
 
 
 def divergence(a: Fact, b: Fact) -> float | None:

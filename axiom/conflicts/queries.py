@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from itertools import starmap
 from typing import Any
 
 import duckdb
@@ -29,7 +30,7 @@ def believed_facts(conn: duckdb.DuckDBPyConnection, entry_type: str) -> list[Fac
         " AND status IN ('active', 'contested') ORDER BY created_ts, entry_id",
         [entry_type],
     ).fetchall()
-    return [_fact(r) for r in rows]
+    return list(starmap(Fact, rows))
 
 
 def fact_statuses(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, str]:
@@ -140,6 +141,15 @@ def open_partners(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict
             if mine in wanted:
                 out.setdefault(mine, []).append(other)
     return out
+
+
+def open_conflict_pairs(conn: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """(older id, newer id) of every open conflict, in `list_conflicts`' order: all a build
+    needs of them, without reading each conflict's other columns."""
+    return conn.execute(
+        "SELECT older_id, newer_id FROM conflicts WHERE status = 'open'"
+        " ORDER BY detected_at DESC, conflict_id"
+    ).fetchall()
 
 
 def all_open_partners(conn: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:

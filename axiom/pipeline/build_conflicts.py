@@ -21,14 +21,14 @@ import duckdb
 
 from axiom.conflicts.detector import (
     COMPARED_TYPES,
+    BelievedFacts,
     Contradiction,
     Fact,
-    contradictions,
     states_change,
     within_session,
 )
 from axiom.conflicts.projector import subject_fields
-from axiom.conflicts.queries import believed_facts, fact_statuses, list_conflicts
+from axiom.conflicts.queries import believed_facts, fact_statuses, open_conflict_pairs
 from axiom.extract.types import ExtractedEntry, normalize_title
 from axiom.store.event_types import CONFLICT_DETECTED, CONFLICT_RESOLVED, ENTRY_STATUS_CHANGED
 
@@ -68,7 +68,7 @@ class BuildConflicts:
         self._compared: list[Fact] = []  # this build's facts compared so far (`_within_session`)
         # superseded within the session by this build: entry id -> (by entry id, reason)
         self._superseded: dict[str, tuple[str, str]] = {}
-        self._believed: dict[str, list[Fact]] = {}  # believed facts by entry type
+        self._believed: dict[str, BelievedFacts] = {}  # believed facts by entry type
         # entry id -> id it is in open conflict with -> (older id, newer id) of that
         # conflict: every open conflict, read once (`open_by_entry`), plus those this build
         # detects, less those it settles (`_settle_taken_back`).
@@ -78,7 +78,8 @@ class BuildConflicts:
 
     def believed(self, entry_type: str) -> list[Fact]:
         """The believed facts of a type read so far (the build's own added as compared)."""
-        return self._believed.get(entry_type, [])
+        pool = self._believed.get(entry_type)
+        return pool.facts if pool is not None else []
 
     def open_conflicts(self, entry_id: str) -> dict[str, tuple[str, str]]:
         """The entries `entry_id` is in open conflict with (this build and before), each
@@ -123,8 +124,8 @@ class BuildConflicts:
         appends anything), kept up to date by the build since."""
         if self._contested is None:
             self._contested = {}
-            for c in list_conflicts(self.conn, "open"):
-                self._opened(c.older_id, c.newer_id)
+            for older, newer in open_conflict_pairs(self.conn):
+                self._opened(older, newer)
         return self._contested
 
     def _opened(self, older: str, newer: str) -> None:
@@ -140,12 +141,13 @@ class BuildConflicts:
             return
         pool = self._believed.get(fact.entry_type)
         if pool is None:
-            pool = self._believed[fact.entry_type] = believed_facts(self.conn, fact.entry_type)
-        found = contradictions(fact, pool)
+            facts = believed_facts(self.conn, fact.entry_type)
+            pool = self._believed[fact.entry_type] = BelievedFacts(facts)
+        found = pool.contradictions(fact)
         self._read_statuses([c.older_id for c in found])  # one query for them all
         for c in found:
             self._conflict(c)
-        pool.append(fact)
+        pool.add(fact)
         self._within_session(fact)
 
     def _within_session(self, fact: Fact) -> None:

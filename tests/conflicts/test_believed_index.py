@@ -1,0 +1,165 @@
+"""The believed-facts index finds exactly what comparing every pair finds, in the same order.
+
+`BelievedFacts.contradictions` compares a new fact only with the believed facts it can
+contradict (same canonical key or a subject of the same numbers and a close length, of the
+other polarity or both with a value; every fact when it states a replacement). These tests
+compare it with `contradictions` (every pair) on generated facts built from parts that hit
+each branch: near-identical and numbered subjects, shared canonical keys, values, negations,
+stated replacements, the same session.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from axiom.conflicts.commands import resolve
+from axiom.conflicts.detector import BelievedFacts, Fact, contradictions
+from axiom.conflicts.queries import list_conflicts, open_conflict_pairs
+from axiom.store.db import Database
+from tests.conflicts.support import Said, run_sessions
+from tests.conflicts.test_detection import KOREAN_SESSIONS
+
+SUBJECTS = [
+    None,
+    "",
+    "billing store",
+    "Billing Store",
+    "billing stores",
+    "billing-store",
+    "the billing store",
+    "web1 port",
+    "web2 port",
+    "web1 ports",
+    "Q3 budget",
+    "업로드 최대 크기",
+    "업로드 최대크기",
+    "caroline",
+    "carolin",
+    "melanie's job",
+    "x",
+]
+VALUES = [None, "", "postgres", "Postgres", "mysql", "5432", "6543", "postgres db", "NATS"]
+KEYS = [None, "", "fact:billing store", "fact:web port", "decision:queue"]
+TYPES = ["fact", "fact", "decision", "task"]
+SESSIONS = [None, "s1", "s2", "s3"]
+CLAIMS = [
+    "uses postgres for the billing store",
+    "is not using postgres for the billing store",
+    "switched the billing store from postgres to mysql",
+    "uses mysql instead of postgres",
+    "no longer uses NATS",
+    "replaced mysql with postgres",
+    "likes the lake",
+    "doesn't like the lake",
+    "빌링 저장소를 postgres에서 mysql로 바꿨다",
+    "더 이상 NATS를 쓰지 않는다",
+    "the port is 5432",
+    "the port isn't 6543",
+]
+
+
+def _subjects() -> st.SearchStrategy[str | None]:
+    """The fixed subjects, and short strings of few letters: many pairs near the threshold."""
+    return st.one_of(st.sampled_from(SUBJECTS), st.text(alphabet="ab 1É", min_size=0, max_size=12))
+
+
+@st.composite
+def _facts(draw: st.DrawFn, entry_id: str) -> Fact:
+    subject = draw(_subjects())
+    return Fact(
+        entry_id,
+        draw(st.sampled_from(SESSIONS)),
+        draw(st.sampled_from(TYPES)),
+        f"{subject or 'it'} {draw(st.sampled_from(CLAIMS))}",
+        draw(st.sampled_from(["", "the billing store", "postgres and mysql"])),
+        draw(st.sampled_from(KEYS)),
+        subject,
+        draw(st.sampled_from(VALUES)),
+        draw(st.sampled_from(VALUES)),
+    )
+
+
+@st.composite
+def _stores(draw: st.DrawFn) -> tuple[list[Fact], list[Fact]]:
+    """Believed facts, and new facts: some of them, and some not among them."""
+    size = draw(st.integers(0, 30))
+    believed = [draw(_facts(f"e{i}")) for i in range(size)]
+    fresh = [draw(_facts(f"n{i}")) for i in range(draw(st.integers(1, 5)))]
+    return believed, fresh + believed[:3]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_stores())
+def test_indexed_contradictions_equal_every_pair_compared(
+    store: tuple[list[Fact], list[Fact]],
+) -> None:
+    """Indexed as read, and as the build adds each fact it compared (later ones are
+    compared with it too)."""
+    believed, new_facts = store
+    index = BelievedFacts(believed)
+    for new in new_facts:
+        assert index.contradictions(new) == contradictions(new, believed)
+    index, seen = BelievedFacts([]), []
+    for new in [*believed, *new_facts]:
+        assert index.contradictions(new) == contradictions(new, seen)
+        index.add(new)
+        seen.append(new)
+    assert index.facts == seen
+
+
+def _random_fact(rng: random.Random, entry_id: str) -> Fact:
+    subject = rng.choice(SUBJECTS)
+    return Fact(
+        entry_id,
+        rng.choice(SESSIONS),
+        rng.choice(TYPES),
+        f"{subject or 'it'} {rng.choice(CLAIMS)}",
+        "",
+        rng.choice(KEYS),
+        subject,
+        rng.choice(VALUES),
+        rng.choice([None, None, None, "postgres"]),
+    )
+
+
+def test_the_generated_facts_exercise_every_kind_of_conflict() -> None:
+    """The comparison above is not vacuous: such facts do conflict, in every way, and for a
+    new fact stating no replacement the index compares far fewer pairs than there are."""
+    rng = random.Random(15)
+    kinds: Counter[str] = Counter()
+    compared = pairs = 0
+    for _ in range(40):
+        believed = [_random_fact(rng, f"e{i}") for i in range(40)]
+        index = BelievedFacts(believed)
+        for new in [_random_fact(rng, f"n{i}") for i in range(10)]:
+            found = index.contradictions(new)
+            assert found == contradictions(new, believed)
+            kinds.update(c.conflict_type for c in found)
+            if new.replaced_value() is None:  # else compared with every fact
+                compared += len(index.candidates(new))
+                pairs += len(believed)
+    assert {"changed_value", "negation", "replacement"} <= set(kinds), kinds
+    assert compared < pairs / 2
+
+
+def test_a_build_reads_the_open_conflicts_as_listed(db: Database, tmp_path: Path) -> None:
+    """`open_conflict_pairs` (what a build reads) is `list_conflicts(..., "open")`'s pairs,
+    in its order, before and after a resolution."""
+    script = {
+        **KOREAN_SESSIONS,
+        "ko3": [Said("업로드 최대 크기는 80MB이다", "fact", "업로드 최대 크기", "80MB")],
+    }
+    run_sessions(db, tmp_path, script)
+    for resolved in (0, 1):
+        with db.read() as conn:
+            listed = [(c.older_id, c.newer_id) for c in list_conflicts(conn, "open")]
+            assert open_conflict_pairs(conn) == listed
+        assert len(listed) == 4 - resolved
+        with db.read() as conn:
+            first = list_conflicts(conn, "open")[0].conflict_id
+        resolve(db, first, "keep_both", "tester")
