@@ -7,7 +7,7 @@
 the `axiom` found on PYTHONPATH (run it from that checkout) in a temporary data directory,
 then writes what must not change with a speed-up: every event in order (id, type, dedupe
 key, session, build, actor, payload without stage latencies and with the data directory
-replaced by `<DATA>`), every derived table's rows without timestamp and float columns
+replaced by `<DATA>`, the checkout's by `<CHECKOUT>`), every derived table's rows without timestamp and float columns
 (sorted), the projection offsets' event ids, and the orders times decide (sessions by
 ingest time, the outbox's claim order, entries by creation, build runs by start). `diff`
 prints the first difference of each part, or IDENTICAL (exit 0).
@@ -80,7 +80,10 @@ def _clean(value: Any, data_dir: str) -> Any:
         return {k: _clean(v, data_dir) for k, v in value.items() if k != "latency_ms"}
     if isinstance(value, list):
         return [_clean(v, data_dir) for v in value]
-    return value.replace(data_dir, "<DATA>") if isinstance(value, str) else value
+    if not isinstance(value, str):
+        return value
+    # The sample transcript's path names the checkout it was read from.
+    return value.replace(data_dir, "<DATA>").replace(str(ROOT), "<CHECKOUT>")
 
 
 def _events(conn: duckdb.DuckDBPyConnection, data_dir: str) -> list[Any]:
