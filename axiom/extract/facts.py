@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 
 from axiom.extract.types import EntryType, FactFields
-from axiom.extract.words import fold, has_any
+from axiom.ingest.words import fold, has_any
 
 
 def _rx(pattern: str, flags: int = re.I) -> re.Pattern[str]:
@@ -230,7 +230,7 @@ _IS_VALUE = re.compile(
 
 # --------------------------------------------------------------------------- attributes
 
-# Each with the words it cannot match without (`axiom.extract.words`).
+# Each with the words it cannot match without (`axiom.ingest.words`).
 _ATTRIBUTES: list[tuple[re.Pattern[str], str, tuple[str, ...]]] = [
     (_rx(r"\bmy\s+name\s+is\s+(?P<val>\S.{0,40})"), "name", ("name",)),
     (
@@ -764,7 +764,7 @@ def _english_change(sentence: str) -> FactMatch | None:
     }
     if not any(has.values()):
         return None
-    folded = fold(sentence)  # and the words each pattern needs (`axiom.extract.words`)
+    folded = fold(sentence)  # and the words each pattern needs (`axiom.ingest.words`)
     for pattern, words in (
         ((_CHANGED, _CHANGED_WORDS), (_WENT_FROM, ("from",))) if has["to"] else ()
     ):

@@ -91,9 +91,9 @@ from axiom.extract.types import (
     dedupe_entries,
     normalize_title,
 )
-from axiom.extract.words import fold, has_any
 from axiom.ingest.privacy.filter import holds_masked_secret
 from axiom.ingest.transcript import Message, Transcript
+from axiom.ingest.words import fold, has_any
 
 RULESET_VERSION = "axiom.extract.rules/7"
 # 2: TodoWrite problems kept as task_problems; 3: TodoWrite items quoted from the list
@@ -318,7 +318,7 @@ def _negated(sentence: str, pos: int) -> bool:
     return bool(_NEGATED.search(sentence[max(0, pos - 30) : pos]))
 
 
-# Each rule with the words it cannot match without (`axiom.extract.words`): a sentence
+# Each rule with the words it cannot match without (`axiom.ingest.words`): a sentence
 # holding none of them skips it.
 _DECISION: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
     (_rx(r"^\W*(?:final\s+)?decision\s*[:：\-–]", re.I), ("decision",)),

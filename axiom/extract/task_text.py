@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from axiom.extract.types import TaskStatus
-from axiom.extract.words import fold, has_any
+from axiom.ingest.words import fold, has_any
 
 
 def _rx(pattern: str, flags: int = re.I) -> re.Pattern[str]:
@@ -85,7 +85,7 @@ _STATUS_EN: list[tuple[re.Pattern[str], TaskStatus]] = [
     ),
     (_rx(r"^\W*(?:done|finished|completed)\s*[:：\-–]\s*(?P<subj>\S[^;!?]{1,80})"), "done"),
 ]
-# A clause holding none of these words matches no status pattern (`axiom.extract.words`).
+# A clause holding none of these words matches no status pattern (`axiom.ingest.words`).
 _STATUS_WORDS = (
     "blocked",
     "done",
