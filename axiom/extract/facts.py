@@ -494,6 +494,30 @@ _MATTERS_TO_ME = _rx(
     r"|\b(?:is|are|'s|was)\s+(?:\w+\s+){0,2}?my\s+(?:favou?rite|thing|passion|go-to|escape|rock"
     r"|muse|happy\s+place|dream|biggest)\b"
 )
+# Its two halves need "me" and one of the first words, or "my" and one of the second.
+_MATTERS_WORDS = (
+    "important",
+    "special",
+    "precious",
+    "everything",
+    "world",
+    "lot",
+    "dear",
+    "vital",
+    "essential",
+)
+_MINE_WORDS = (
+    "favo",
+    "thing",
+    "passion",
+    "go-to",
+    "escape",
+    "rock",
+    "muse",
+    "happy",
+    "dream",
+    "biggest",
+)
 # A sentence that starts with the speaker's own action, subject dropped: "Lost my job as a
 # banker yesterday", "Researching adoption agencies", "Been reading that book".
 _DROPPED_SUBJECT = _rx(
@@ -1041,7 +1065,11 @@ _SHOWING_MINE = _rx(
 
 def _about_me(sentence: str, speaker: str) -> FactMatch | None:
     """What matters to the speaker, or an action with the subject dropped."""
-    m = _MATTERS_TO_ME.search(sentence) if has_any(fold(sentence), ("me", "my")) else None
+    folded = fold(sentence)
+    may_matter = ("me" in folded and has_any(folded, _MATTERS_WORDS)) or (
+        "my" in folded and has_any(folded, _MINE_WORDS)
+    )
+    m = _MATTERS_TO_ME.search(sentence) if may_matter else None
     if m and not _LISTENER_OR_IT.search(sentence[: m.start()]):
         return FactMatch(m.start(), m.end(), "fact", "personal", _fields(speaker or None, None))
     m = _SHOWING_MINE.match(sentence)

@@ -451,6 +451,19 @@ _FACT_VERB = re.compile(
     r"|is\s+configured\s+(?:in|by|with|via))\s+\S",
     re.I,
 )
+_FACT_VERB_WORDS = (
+    "uses",
+    "runs",
+    "requires",
+    "depends",
+    "written",
+    "built",
+    "backed",
+    "stored",
+    "listens",
+    "defaults",
+    "configured",
+)
 _CODEY = (
     r"`[^`\n]{1,60}`|[\w-]+(?:[./][\w-]+)+|[a-z]+_\w+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+"
     r"|[A-Z]{2,}[a-z]*\w*"
@@ -1122,7 +1135,8 @@ def _says_a_masked_secret(fields: FactFields | None, title: str) -> bool:
 def _project_fact(sentence: str) -> FactMatch | None:
     """Project statements: "X uses Y", "X runs on Y", "`config.py` is ..." (Korean: "X를
     사용한다"), with X as subject and what follows the verb as value."""
-    m = _FACT_VERB.match(sentence) or _FACT_IS.match(sentence)
+    verb = has_any(fold(sentence), _FACT_VERB_WORDS)
+    m = (_FACT_VERB.match(sentence) if verb else None) or _FACT_IS.match(sentence)
     if m and m.group("subj").strip("`'\"").split(" ", 1)[0].lower() not in PRONOUNS:
         subject = _ARTICLE.sub("", m.group("subj").strip("`'\" ")) or None
         fields = FactFields(subject, clause(sentence[m.end() - 1 :]) or None)

@@ -33,10 +33,19 @@ def _rx(pattern: str, flags: int = re.I) -> re.Pattern[str]:
 _CLAUSE_BREAK = _rx(r"\s*;\s*|,?\s+and\s+then\s+|,\s+so\s+(?!that\b)|\s+[-–—]\s+(?=\S)")
 
 
+def _may_break(sentence: str) -> bool:
+    """Whether `_CLAUSE_BREAK` may match: each of its separators needs ";", a dash, "then"
+    or ", so" (`axiom.ingest.words`)."""
+    if ";" in sentence or "-" in sentence or "–" in sentence or "—" in sentence:
+        return True
+    folded = fold(sentence)
+    return "then" in folded or ("," in sentence and "so" in folded)
+
+
 def clauses(sentence: str) -> list[tuple[int, int]]:
     """(start, end) of each clause of `sentence`, in order, without the separators."""
-    if not any(c in sentence for c in ";,-–—") and "then" not in fold(sentence):
-        return [(0, len(sentence))]  # no separator can match
+    if not _may_break(sentence):
+        return [(0, len(sentence))]
     out: list[tuple[int, int]] = []
     cursor = 0
     for m in _CLAUSE_BREAK.finditer(sentence):
