@@ -518,6 +518,15 @@ _MINE_WORDS = (
     "dream",
     "biggest",
 )
+
+
+def _may_matter(folded: str) -> bool:
+    """Whether `_MATTERS_TO_ME` may match the sentence `folded` came from."""
+    return ("me" in folded and has_any(folded, _MATTERS_WORDS)) or (
+        "my" in folded and has_any(folded, _MINE_WORDS)
+    )
+
+
 # A sentence that starts with the speaker's own action, subject dropped: "Lost my job as a
 # banker yesterday", "Researching adoption agencies", "Been reading that book".
 _DROPPED_SUBJECT = _rx(
@@ -1065,11 +1074,7 @@ _SHOWING_MINE = _rx(
 
 def _about_me(sentence: str, speaker: str) -> FactMatch | None:
     """What matters to the speaker, or an action with the subject dropped."""
-    folded = fold(sentence)
-    may_matter = ("me" in folded and has_any(folded, _MATTERS_WORDS)) or (
-        "my" in folded and has_any(folded, _MINE_WORDS)
-    )
-    m = _MATTERS_TO_ME.search(sentence) if may_matter else None
+    m = _MATTERS_TO_ME.search(sentence) if _may_matter(fold(sentence)) else None
     if m and not _LISTENER_OR_IT.search(sentence[: m.start()]):
         return FactMatch(m.start(), m.end(), "fact", "personal", _fields(speaker or None, None))
     m = _SHOWING_MINE.match(sentence)

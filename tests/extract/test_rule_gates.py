@@ -121,6 +121,16 @@ def test_it_skips_a_pattern_only_where_it_cannot_match(
     assert matched, f"no sentence here matches {name}: add one"
 
 
+def test_matters_to_me_is_skipped_only_where_it_cannot_match() -> None:
+    matched = 0
+    for sentence in SENTENCES:
+        for text in _variants(sentence):
+            if facts._MATTERS_TO_ME.search(text):
+                matched += 1
+                assert facts._may_matter(fold(text)), text
+    assert matched
+
+
 def test_the_union_words_hold_every_rule_words() -> None:
     for _, words in rules._DECISION:
         assert set(words) <= set(rules._DECISION_WORDS)
