@@ -107,7 +107,22 @@ class AlignedEvidence:
     failure_reason: FailureReason | None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """What `dataclasses.asdict` gives, written out (every field holds a plain value):
+        asdict's generic walk was most of the cost of recording a build's evidence."""
+        return {
+            "message_index": self.message_index,
+            "quote": self.quote,
+            "quote_hash": self.quote_hash,
+            "aligned": self.aligned,
+            "method": self.method,
+            "span_start": self.span_start,
+            "span_end": self.span_end,
+            "confidence": self.confidence,
+            "similarity": self.similarity,
+            "ambiguous": self.ambiguous,
+            "alternatives": self.alternatives,
+            "failure_reason": self.failure_reason,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AlignedEvidence:

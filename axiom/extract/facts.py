@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass
 
 from axiom.extract.types import EntryType, FactFields
+from axiom.ingest.words import fold, has_any
 
 
 def _rx(pattern: str, flags: int = re.I) -> re.Pattern[str]:
@@ -139,6 +140,23 @@ _CHANGED = _rx(
     r"|reduced|set|upgraded|downgraded|renamed)\s+"
     rf"(?:from\s+(?P<prev>{_VALUE}?)\s+)?to\s+(?P<val>{_VALUE})"
 )
+_CHANGED_WORDS = (
+    "changed",
+    "switched",
+    "moved",
+    "migrated",
+    "updated",
+    "raised",
+    "lowered",
+    "increased",
+    "decreased",
+    "bumped",
+    "reduced",
+    "set",
+    "upgraded",
+    "downgraded",
+    "renamed",
+)
 _WENT_FROM = _rx(
     rf"(?P<subj>{_NP})\s+(?:went|changed|moved|jumped|dropped|grew|rose|fell|increased"
     r"|decreased|has\s+gone|has\s+changed)\s+"
@@ -165,10 +183,12 @@ _MOVED_TO = _rx(
     r"\b(?:we|they|the\s+team)\s+(?:have\s+|'ve\s+|just\s+|finally\s+)*(?:moved|switched"
     rf"|migrated|changed)\s+(?P<obj>(?!from\b|to\b|over\b){_NP})\s+(?:over\s+)?to\s+(?P<val>{_VALUE})"
 )
+_MOVED_WORDS = ("moved", "switched", "migrated", "changed")
 _NOW_USES = _rx(
     rf"(?P<subj>{_NP})\s+now\s+(?P<verb>uses|runs\s+on|depends\s+on|talks\s+to|points\s+to"
     rf"|is\s+stored\s+in|lives\s+in)\s+(?P<val>{_VALUE})"
 )
+_NOW_USES_WORDS = ("uses", "runs", "depends", "talks", "points", "stored", "lives")
 _LISTENS_ON = _rx(
     rf"(?P<subj>{_NP})\s+(?:(?P<now>now)\s+|still\s+|(?:should|will|must|can)\s+)?"
     r"(?:listens?|runs?|is\s+(?:served|running|listening)|serves)\s+on\s+port\s+"
@@ -210,26 +230,44 @@ _IS_VALUE = re.compile(
 
 # --------------------------------------------------------------------------- attributes
 
-_ATTRIBUTES: list[tuple[re.Pattern[str], str]] = [
-    (_rx(r"\bmy\s+name\s+is\s+(?P<val>\S.{0,40})"), "name"),
-    (_rx(r"\bi(?:'ve|\s+have)?\s+(?:just\s+)?moved\s+to\s+(?P<val>\S.{0,60})"), "home"),
-    (_rx(r"\bi\s+(?:now\s+)?live\s+in\s+(?P<val>\S.{0,60})"), "home"),
-    (_rx(r"\bi(?:'m|\s+am)\s+(?:originally\s+)?from\s+(?P<val>\S.{0,60})"), "origin"),
-    (_rx(r"\bi\s+(?:now\s+)?work\s+as\s+(?P<val>\S.{0,60})"), "job"),
-    (_rx(r"\bi\s+(?:now\s+)?work\s+(?:at|for)\s+(?P<val>\S.{0,60})"), "employer"),
-    (_rx(r"\bi(?:'m|\s+am)\s+(?P<val>\d{1,3})\s+years?\s+old\b"), "age"),
+# Each with the words it cannot match without (`axiom.ingest.words`).
+_ATTRIBUTES: list[tuple[re.Pattern[str], str, tuple[str, ...]]] = [
+    (_rx(r"\bmy\s+name\s+is\s+(?P<val>\S.{0,40})"), "name", ("name",)),
+    (
+        _rx(r"\bi(?:'ve|\s+have)?\s+(?:just\s+)?moved\s+to\s+(?P<val>\S.{0,60})"),
+        "home",
+        ("moved",),
+    ),
+    (_rx(r"\bi\s+(?:now\s+)?live\s+in\s+(?P<val>\S.{0,60})"), "home", ("live",)),
+    (
+        _rx(r"\bi(?:'m|\s+am)\s+(?:originally\s+)?from\s+(?P<val>\S.{0,60})"),
+        "origin",
+        ("from",),
+    ),
+    (_rx(r"\bi\s+(?:now\s+)?work\s+as\s+(?P<val>\S.{0,60})"), "job", ("work",)),
+    (_rx(r"\bi\s+(?:now\s+)?work\s+(?:at|for)\s+(?P<val>\S.{0,60})"), "employer", ("work",)),
+    (_rx(r"\bi(?:'m|\s+am)\s+(?P<val>\d{1,3})\s+years?\s+old\b"), "age", ("year",)),
     (
         _rx(
             r"\bi(?:'m|\s+am)\s+(?:now\s+|happily\s+)?(?P<val>married|engaged|divorced|single"
             r"|widowed|retired|pregnant)\b"
         ),
         "status",
+        ("married", "engaged", "divorced", "single", "widowed", "retired", "pregnant"),
     ),
     (
         _rx(r"\bmy\s+fav(?:ou?rite)?\s+(?P<what>[\w ]{1,30}?)\s+(?:is|are)\s+(?P<val>\S.{0,60})"),
         "favorite",
+        ("fav",),
     ),
 ]
+_HAVE_WORDS = ("have", "got", "own")  # _HAVE_COUNT
+_ATTRIBUTE_WORDS = (
+    *(word for _, _, words in _ATTRIBUTES for word in words),
+    "now",  # _I_AM_NOW
+    "my",  # _THEIR_ATTRIBUTE
+    *_HAVE_WORDS,
+)
 _I_AM_NOW = _rx(r"\bi(?:'m|\s+am)\s+now\s+(?P<val>(?!that\b|here\b|going\b)\S.{0,60})")
 _THEIR_ATTRIBUTE = _rx(
     r"\bmy\s+(?P<who>[a-z]+(?:\s+[a-z]+)?)\s+(?:now\s+)?(?:(?P<home>lives\s+in|moved\s+to)"
@@ -456,6 +494,39 @@ _MATTERS_TO_ME = _rx(
     r"|\b(?:is|are|'s|was)\s+(?:\w+\s+){0,2}?my\s+(?:favou?rite|thing|passion|go-to|escape|rock"
     r"|muse|happy\s+place|dream|biggest)\b"
 )
+# Its two halves need "me" and one of the first words, or "my" and one of the second.
+_MATTERS_WORDS = (
+    "important",
+    "special",
+    "precious",
+    "everything",
+    "world",
+    "lot",
+    "dear",
+    "vital",
+    "essential",
+)
+_MINE_WORDS = (
+    "favo",
+    "thing",
+    "passion",
+    "go-to",
+    "escape",
+    "rock",
+    "muse",
+    "happy",
+    "dream",
+    "biggest",
+)
+
+
+def _may_matter(folded: str) -> bool:
+    """Whether `_MATTERS_TO_ME` may match the sentence `folded` came from."""
+    return ("me" in folded and has_any(folded, _MATTERS_WORDS)) or (
+        "my" in folded and has_any(folded, _MINE_WORDS)
+    )
+
+
 # A sentence that starts with the speaker's own action, subject dropped: "Lost my job as a
 # banker yesterday", "Researching adoption agencies", "Been reading that book".
 _DROPPED_SUBJECT = _rx(
@@ -726,8 +797,11 @@ def _english_change(sentence: str) -> FactMatch | None:
     }
     if not any(has.values()):
         return None
-    for pattern in (_CHANGED, _WENT_FROM) if has["to"] else ():
-        m = pattern.search(sentence)
+    folded = fold(sentence)  # and the words each pattern needs (`axiom.ingest.words`)
+    for pattern, words in (
+        ((_CHANGED, _CHANGED_WORDS), (_WENT_FROM, ("from",))) if has["to"] else ()
+    ):
+        m = pattern.search(sentence) if has_any(folded, words) else None
         if m and _subject(m.group("subj")):
             fields = _fields(
                 _subject(m.group("subj")), clause(m.group("val")), clause(m.group("prev") or "")
@@ -760,13 +834,13 @@ def _english_change(sentence: str) -> FactMatch | None:
                 previous = clause(f"{m.group('verb')} {m.group('prev')}")
             fields = _fields(subject, None, previous, negated=True)
             return FactMatch(m.start(), m.end(), "fact", "change", fields)
-    m = _MOVED_TO.search(sentence) if has["to"] else None
+    m = _MOVED_TO.search(sentence) if has["to"] and has_any(folded, _MOVED_WORDS) else None
     if m and _subject(m.group("obj")):
         fields = _fields(_subject(m.group("obj")), clause(m.group("val")))
         return FactMatch(m.start(), m.end(), "decision", "change", fields)
     if not has["now"]:
         return None
-    m = _NOW_USES.search(sentence)
+    m = _NOW_USES.search(sentence) if has_any(folded, _NOW_USES_WORDS) else None
     if m and _subject(m.group("subj")):
         fields = _fields(_subject(m.group("subj")), clause(m.group("val")))
         return FactMatch(m.start(), m.end(), "fact", "change", fields)
@@ -802,23 +876,26 @@ def _port(sentence: str) -> FactMatch | None:
 
 
 def _attribute(sentence: str, speaker: str) -> FactMatch | None:
-    for pattern, what in _ATTRIBUTES:
-        m = pattern.search(sentence)
+    folded = fold(sentence)
+    if not has_any(folded, _ATTRIBUTE_WORDS):
+        return None
+    for pattern, what, words in _ATTRIBUTES:
+        m = pattern.search(sentence) if has_any(folded, words) else None
         if m:
             name = f"favorite {m.group('what').strip()}" if what == "favorite" else what
             fields = _fields(f"{_owner(speaker)} {name}", clause(m.group("val")))
             return FactMatch(m.start(), m.end(), "fact", "attribute", fields)
-    m = _I_AM_NOW.search(sentence)
+    m = _I_AM_NOW.search(sentence) if "now" in folded else None
     if m:
         fields = _fields(speaker or None, clause(m.group("val")))
         return FactMatch(m.start(), m.end(), "fact", "change", fields)
-    m = _THEIR_ATTRIBUTE.search(sentence)
+    m = _THEIR_ATTRIBUTE.search(sentence) if "my" in folded else None
     if m:
         what = next(k for k in ("home", "job", "employer") if m.group(k) is not None)
         value = clause(m.group("val"))
         fields = _fields(f"{_owner(speaker)} {m.group('who')}'s {what}", value)
         return FactMatch(m.start(), m.end(), "fact", "attribute", fields)
-    m = _HAVE_COUNT.search(sentence)
+    m = _HAVE_COUNT.search(sentence) if has_any(folded, _HAVE_WORDS) else None
     if m:
         fields = _fields(f"{_owner(speaker)} {m.group('what')}", m.group("val"))
         return FactMatch(m.start(), m.end(), "fact", "attribute", fields)
@@ -954,6 +1031,20 @@ _SHOWS = _rx(
     r"|이(?:거|것)\s*(?:좀\s*)?(?:봐|보세요|보실래요)|(?:이|제|우리)\s*사진|사진\s*(?:보여|봐|보세요)"
 )
 
+_SHOWS_WORDS = (
+    "look",
+    "check",
+    "here",
+    "this",
+    "these",
+    "pic",
+    "photo",
+    "snap",
+    "shot",
+    "이거",
+    "이것",
+    "사진",
+)
 
 _PHOTO_OF = re.compile(r"^(?:a\s+)?(?:photo|photograph|photography|picture|pic)\s+of\s+", re.I)
 
@@ -970,7 +1061,7 @@ def image_caption(sentence: str) -> str | None:
 
 def shows_something(sentence: str) -> bool:
     """Whether the sentence points at something the speaker shares (a photo)."""
-    return bool(_SHOWS.search(sentence))
+    return has_any(fold(sentence), _SHOWS_WORDS) and bool(_SHOWS.search(sentence))
 
 
 _SHORT_CHAT_END = _rx(r"\b(?:this|it|that|you|them|too|so|lol|ya)\W*$")
@@ -983,7 +1074,7 @@ _SHOWING_MINE = _rx(
 
 def _about_me(sentence: str, speaker: str) -> FactMatch | None:
     """What matters to the speaker, or an action with the subject dropped."""
-    m = _MATTERS_TO_ME.search(sentence)
+    m = _MATTERS_TO_ME.search(sentence) if _may_matter(fold(sentence)) else None
     if m and not _LISTENER_OR_IT.search(sentence[: m.start()]):
         return FactMatch(m.start(), m.end(), "fact", "personal", _fields(speaker or None, None))
     m = _SHOWING_MINE.match(sentence)

@@ -93,6 +93,7 @@ from axiom.extract.types import (
 )
 from axiom.ingest.privacy.filter import holds_masked_secret
 from axiom.ingest.transcript import Message, Transcript
+from axiom.ingest.words import fold, has_any
 
 RULESET_VERSION = "axiom.extract.rules/7"
 # 2: TodoWrite problems kept as task_problems; 3: TodoWrite items quoted from the list
@@ -171,12 +172,16 @@ class _View:
         if any(c.name == "TodoWrite" for c in message.tool_calls):
             self.todo_blocks = [(m.start(), m.end()) for m in _TODO_BLOCK.finditer(text)]
         cursor = 0
-        cuts = [(m.start(), m.end()) for m in _PRIVATE.finditer(text)]
+        cuts = []
+        if "private" in fold(text):
+            cuts = [(m.start(), m.end()) for m in _PRIVATE.finditer(text)]
         for start, end in sorted(cuts + self.todo_blocks):
             self._add_segment(cursor, start)
             cursor = max(cursor, end)
         self._add_segment(cursor, len(text))
-        self.code = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
+        self.code = []
+        if "```" in text or "~~~" in text:
+            self.code = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
         self._code_starts = [s for s, _ in self.code]
         self.lines: list[_Unit] = []
         self.sentences: list[_Unit] = []
@@ -313,47 +318,77 @@ def _negated(sentence: str, pos: int) -> bool:
     return bool(_NEGATED.search(sentence[max(0, pos - 30) : pos]))
 
 
-_DECISION = [
-    _rx(r"^\W*(?:final\s+)?decision\s*[:：\-–]", re.I),
-    _rx(r"\b(?:we|i)(?:'ve|\s+have)?\s+(?:finally\s+|just\s+)?decided\b", re.I),
-    _rx(r"\bdecided\s+(?:to|on|that|against)\b", re.I),
-    _rx(
-        r"\b(?:let'?s|let\s+us|we(?:'ll|\s+will|'re\s+going\s+to|\s+are\s+going\s+to)"
-        r"|i(?:'ll|\s+will))\s+(?:go|stick)\s+with\b",
-        re.I,
+# Each rule with the words it cannot match without (`axiom.ingest.words`): a sentence
+# holding none of them skips it.
+_DECISION: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
+    (_rx(r"^\W*(?:final\s+)?decision\s*[:：\-–]", re.I), ("decision",)),
+    (_rx(r"\b(?:we|i)(?:'ve|\s+have)?\s+(?:finally\s+|just\s+)?decided\b", re.I), ("decided",)),
+    (_rx(r"\bdecided\s+(?:to|on|that|against)\b", re.I), ("decided",)),
+    (
+        _rx(
+            r"\b(?:let'?s|let\s+us|we(?:'ll|\s+will|'re\s+going\s+to|\s+are\s+going\s+to)"
+            r"|i(?:'ll|\s+will))\s+(?:go|stick)\s+with\b",
+            re.I,
+        ),
+        ("with",),
     ),
-    _rx(
-        r"\b(?:i|we|let'?s)(?:'ll|\s+will)?\s+(?:use|switch\s+to|move\s+to)\s+\S.{0,80}?"
-        r"\s+instead\s+of\b",
-        re.I,
+    (
+        _rx(
+            r"\b(?:i|we|let'?s)(?:'ll|\s+will)?\s+(?:use|switch\s+to|move\s+to)\s+\S.{0,80}?"
+            r"\s+instead\s+of\b",
+            re.I,
+        ),
+        ("instead",),
     ),
-    _rx(
-        r"\b(?:we|i)\s+(?:chose|picked|opted\s+for|settled\s+on|went\s+with|agreed\s+(?:to|on))\b",
-        re.I,
+    (
+        _rx(
+            r"\b(?:we|i)\s+(?:chose|picked|opted\s+for|settled\s+on|went\s+with"
+            r"|agreed\s+(?:to|on))\b",
+            re.I,
+        ),
+        ("chose", "picked", "opted", "settled", "went", "agreed"),
     ),
-    _rx(r"\b(?:we|i)(?:'ve|\s+have)?\s+switched\s+(?:from\s+\S.{0,60}?\s+)?to\b", re.I),
-    _rx(r"결정(?:했|하였|함|됐|되었|\s*사항|\s*[:：])"),
-    _rx(r"기로\s*(?:했|하였|함|결정|합의)"),
-    _rx(r"\S(?:으)?로\s*(?:가자|갑시다|하자|합시다|가기로|정했)"),
-    _rx(r"대신\s*\S+?\s*(?:을|를)?\s*(?:쓰자|쓰기로|쓸게|씁시다|사용하자|사용하기로|사용할게)"),
+    (
+        _rx(r"\b(?:we|i)(?:'ve|\s+have)?\s+switched\s+(?:from\s+\S.{0,60}?\s+)?to\b", re.I),
+        ("switched",),
+    ),
+    (_rx(r"결정(?:했|하였|함|됐|되었|\s*사항|\s*[:：])"), ("결정",)),
+    (_rx(r"기로\s*(?:했|하였|함|결정|합의)"), ("기로",)),
+    (
+        _rx(r"\S(?:으)?로\s*(?:가자|갑시다|하자|합시다|가기로|정했)"),
+        ("가자", "갑시다", "하자", "합시다", "가기로", "정했"),
+    ),
+    (
+        _rx(r"대신\s*\S+?\s*(?:을|를)?\s*(?:쓰자|쓰기로|쓸게|씁시다|사용하자|사용하기로|사용할게)"),
+        ("대신",),
+    ),
 ]
+_DECISION_WORDS = tuple(word for _, words in _DECISION for word in words)
 
-_TASK_WHAT = [
-    _rx(r"(?:\bTODO\b|\btodo(?=\s*:))\s*[:：\-–]?\s*(?P<what>\S.*)"),
-    _rx(
-        r"\bnext\s+steps?\b\s*(?:is|are|will\s+be|would\s+be|[:：\-–])\s*(?:to\s+)?(?P<what>\S.*)",
-        re.I,
+_TASK_WHAT: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
+    (_rx(r"(?:\bTODO\b|\btodo(?=\s*:))\s*[:：\-–]?\s*(?P<what>\S.*)"), ("todo",)),
+    (
+        _rx(
+            r"\bnext\s+steps?\b\s*(?:is|are|will\s+be|would\s+be|[:：\-–])\s*(?:to\s+)?"
+            r"(?P<what>\S.*)",
+            re.I,
+        ),
+        ("next",),
     ),
-    _rx(
-        r"(?:^\W*|\b(?:we|i|you|still|also)\s+(?:still\s+|also\s+|really\s+|will\s+|'ll\s+)?)"
-        r"need\s+to\s+(?P<what>\S.*)",
-        re.I,
+    (
+        _rx(
+            r"(?:^\W*|\b(?:we|i|you|still|also)\s+(?:still\s+|also\s+|really\s+|will\s+|'ll\s+)?)"
+            r"need\s+to\s+(?P<what>\S.*)",
+            re.I,
+        ),
+        ("need",),
     ),
-    _rx(r"할\s*일\s*(?:은|는)?\s*[:：\-]\s*(?P<what>\S.*)"),
-    _rx(r"^\W*할\s*일\s*(?:은|는)\s+(?P<what>\S.*)"),
-    _rx(r"다음\s*단계\s*(?:(?:는|은)\s*[:：\-]?|[:：\-])\s*(?P<what>\S.*)"),
+    (_rx(r"할\s*일\s*(?:은|는)?\s*[:：\-]\s*(?P<what>\S.*)"), ("할",)),
+    (_rx(r"^\W*할\s*일\s*(?:은|는)\s+(?P<what>\S.*)"), ("할",)),
+    (_rx(r"다음\s*단계\s*(?:(?:는|은)\s*[:：\-]?|[:：\-])\s*(?P<what>\S.*)"), ("다음",)),
 ]
 _TASK_BLOCKED = re.compile(r"\b(?:blocked\s+(?:by|on)|waiting\s+on)\s+(?P<blk>\S.*)", re.I)
+_BLOCKED_WORDS = ("blocked", "waiting")
 _BLOCKER_END = re.compile(
     r"\s*(?:[;!?(]|[.,](?:\s|$)|$|\s+(?:until|before|so|because|which|but|for\s+now)\b)", re.I
 )
@@ -371,6 +406,18 @@ _KO_WAITING = re.compile(
     r"(?<!\S)(?P<blk>\S{1,40}(?:\s+\S{1,40})?)\s*(?:을|를)\s*기다리(?:는\s*중|고\s*있)"
 )
 _KO_NEED = re.compile(r"해야\s*(?:한다|합니다|해요|함|돼|됩니다|된다)")
+# A clause with none of these words is no task mention (`working_on` needs "-ing").
+_TASK_WORDS = (
+    *_BLOCKED_WORDS,
+    *(word for _, words in _TASK_WHAT for word in words),
+    "ing",
+    "막혀",
+    "막혔",
+    "막힌",
+    "막힘",
+    "기다리",
+    "해야",
+)
 _KO_TOPIC = re.compile(r"^(?P<noun>\S+?)(?:은|는|이|가)$")
 # A word that ends a Korean noun phrase's run of modifiers when read backwards: one carrying
 # a particle or a verb ending (the genitive 의 joins nouns, so it does not), or punctuation.
@@ -403,6 +450,19 @@ _FACT_VERB = re.compile(
     r"|is\s+backed\s+by|is\s+stored\s+in|listens\s+on|defaults\s+to"
     r"|is\s+configured\s+(?:in|by|with|via))\s+\S",
     re.I,
+)
+_FACT_VERB_WORDS = (
+    "uses",
+    "runs",
+    "requires",
+    "depends",
+    "written",
+    "built",
+    "backed",
+    "stored",
+    "listens",
+    "defaults",
+    "configured",
 )
 _CODEY = (
     r"`[^`\n]{1,60}`|[\w-]+(?:[./][\w-]+)+|[a-z]+_\w+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+"
@@ -444,7 +504,7 @@ _ERROR_PROSE = re.compile(
     r"|실패(?:했|함|합니다|한다|하고|해)",
     re.I,
 )
-_ERROR_PROSE_HINT = re.compile(r"fail|rais|threw|throw|에러|오류|예외|실패", re.I)
+_ERROR_PROSE_WORDS = ("fail", "rais", "threw", "throw", "에러", "오류", "예외", "실패")
 _FIX = _rx(
     r"\b(?:fixed|resolved|solved)\s+(?:it\s+|this\s+|that\s+|the\s+(?:\w+\s+){0,2})?by\b"
     r"|\bthe\s+fix\s+(?:was|is)\b|\bfix(?:ed)?\s*:|\b(?:that|this)\s+fixed\s+(?:it|the\s+\w+)"
@@ -452,6 +512,7 @@ _FIX = _rx(
     r"|해결(?:했|됐|되었|함|합니다|된다|완료|\s*방법은|책은)|고쳤|고침",
     re.I,
 )
+_FIX_WORDS = ("fix", "solved", "pass", "works", "해결", "고쳤", "고침")
 _FIX_NEGATED = re.compile(r"해결(?:이)?\s*안|해결되지\s*않|해결\s*못")
 
 _URL = re.compile(r"\bhttps?://[^\s<>\"'`]+", re.I)
@@ -482,19 +543,24 @@ _JIRA_NOT = frozenset(
     ]
 )
 _BARE_ISSUE = re.compile(r"(?<![\w&/#])#\d{1,6}(?!\w)")
+_FILE_EXTENSION = (
+    r"\.(?:py|pyi|ipynb|js|jsx|mjs|ts|tsx|json|jsonl|md|rst|toml|yaml|yml"
+    r"|sql|sh|txt|cfg|ini|html|css|rs|go|java|rb|c|h|cpp|hpp|idr|lock|csv|env)"
+)
 _PATH = re.compile(
     r"(?<![\w/.:~-])(?:(?:~|\.{1,2})?/(?:[\w.@-]+/)+[\w.@-]*\w"
     r"|(?:[\w@-][\w.@-]*/)+[\w.@-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}"
-    r"|[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|ipynb|js|jsx|mjs|ts|tsx|json|jsonl|md|rst|toml|yaml|yml"
-    r"|sql|sh|txt|cfg|ini|html|css|rs|go|java|rb|c|h|cpp|hpp|idr|lock|csv|env))(?![\w/])"
+    rf"|[\w-]+(?:\.[\w-]+)*{_FILE_EXTENSION})(?![\w/])"
 )
 _NOT_FILES = frozenset({"node.js", "next.js", "vue.js", "react.js", "d3.js", "three.js"})
+# Each with a cheap pattern (a literal first, or one character class) that finds some part
+# of any match: text it finds nothing in is not scanned with the costly pattern.
 _REFERENCE_PATTERNS = (
-    ("url", _URL),
-    ("github", _GH_ISSUE),
-    ("path", _PATH),
-    ("jira", _JIRA),
-    ("issue", _BARE_ISSUE),
+    ("url", _URL, re.compile("://")),
+    ("github", _GH_ISSUE, re.compile(r"/[\w.-]+#\d")),
+    ("path", _PATH, re.compile(rf"/|{_FILE_EXTENSION}(?![\w/])")),
+    ("jira", _JIRA, re.compile(r"[A-Z0-9]-[1-9]")),
+    ("issue", _BARE_ISSUE, re.compile(r"#\d")),
 )
 
 
@@ -626,7 +692,7 @@ class _Run:
             if unit.end - unit.start > MAX_SENTENCE:
                 continue
             sentence = text[unit.start : unit.end]
-            m = _FIX.search(sentence)
+            m = _FIX.search(sentence) if has_any(fold(sentence), _FIX_WORDS) else None
             if not m or _negated(sentence, m.start()) or _FIX_NEGATED.search(sentence):
                 continue
             candidates = [
@@ -646,7 +712,7 @@ class _Run:
     def _prose_error(view: _View) -> tuple[int, int, str, bool] | None:
         text = view.text
         for s, e in view.segments:
-            if not _ERROR_PROSE_HINT.search(text, s, e):
+            if not has_any(fold(text[s:e]), _ERROR_PROSE_WORDS):
                 continue
             for m in _ERROR_PROSE.finditer(text, s, e):
                 unit = view.sentence_at(m.start())
@@ -732,8 +798,11 @@ class _Run:
         self.add(at, "fact", title, content, tuple(evidence), fact=FactFields(speaker, None))
 
     def _decision(self, view: _View, unit: _Unit, sentence: str, at: tuple[int, int]) -> bool:
-        for pattern in _DECISION:
-            m = pattern.search(sentence)
+        folded = fold(sentence)
+        if not has_any(folded, _DECISION_WORDS):
+            return False
+        for pattern, words in _DECISION:
+            m = pattern.search(sentence) if has_any(folded, words) else None
             if m and not _negated(sentence, m.start()):
                 evidence = view.quote(unit.start + m.start(), unit.start + m.end())
                 title = _title(sentence, drop_label=True)
@@ -765,13 +834,18 @@ class _Run:
     def _task(self, view: _View, unit: _Unit, sentence: str, at: tuple[int, int]) -> bool:
         if self._status_update(view, unit, sentence, at):
             return True
-        blocked = _TASK_BLOCKED.search(sentence)
+        folded = fold(sentence)
+        if not has_any(folded, _TASK_WORDS):
+            return False
+        blocked = _TASK_BLOCKED.search(sentence) if has_any(folded, _BLOCKED_WORDS) else None
         if blocked and _negated(sentence, blocked.start()):
             blocked = None
-        ko_blocked = _KO_BLOCKED.search(sentence) or _KO_WAITING.search(sentence)
+        ko_blocked = _KO_BLOCKED.search(sentence) or (
+            _KO_WAITING.search(sentence) if "기다리" in sentence else None
+        )
         what = None
-        for pattern in _TASK_WHAT:
-            what = pattern.search(sentence)
+        for pattern, words in _TASK_WHAT:
+            what = pattern.search(sentence) if has_any(folded, words) else None
             if what and not _negated(sentence, what.start()):
                 break
             what = None
@@ -860,7 +934,9 @@ class _Run:
         text = view.text
         for s, e in view.segments:
             found: list[tuple[int, int, int, str, str]] = []
-            for rank, (kind, pattern) in enumerate(_REFERENCE_PATTERNS):
+            for rank, (kind, pattern, part) in enumerate(_REFERENCE_PATTERNS):
+                if not part.search(text, s, e):
+                    continue
                 for m in pattern.finditer(text, s, e):
                     start, end, ref = m.start(), m.end(), m.group()
                     if kind == "url":
@@ -1059,12 +1135,13 @@ def _says_a_masked_secret(fields: FactFields | None, title: str) -> bool:
 def _project_fact(sentence: str) -> FactMatch | None:
     """Project statements: "X uses Y", "X runs on Y", "`config.py` is ..." (Korean: "X를
     사용한다"), with X as subject and what follows the verb as value."""
-    m = _FACT_VERB.match(sentence) or _FACT_IS.match(sentence)
+    verb = has_any(fold(sentence), _FACT_VERB_WORDS)
+    m = (_FACT_VERB.match(sentence) if verb else None) or _FACT_IS.match(sentence)
     if m and m.group("subj").strip("`'\"").split(" ", 1)[0].lower() not in PRONOUNS:
         subject = _ARTICLE.sub("", m.group("subj").strip("`'\" ")) or None
         fields = FactFields(subject, clause(sentence[m.end() - 1 :]) or None)
         return FactMatch(m.start(), m.end(), "fact", "value", fields)
-    m = _FACT_KO.search(sentence)
+    m = None if sentence.isascii() else _FACT_KO.search(sentence)  # Korean words only
     if m:
         return FactMatch(m.start(), m.end(), "fact", "value", FactFields())
     return None

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 from axiom.extract.types import TaskStatus
+from axiom.ingest.words import fold, has_any
 
 
 def _rx(pattern: str, flags: int = re.I) -> re.Pattern[str]:
@@ -32,8 +33,19 @@ def _rx(pattern: str, flags: int = re.I) -> re.Pattern[str]:
 _CLAUSE_BREAK = _rx(r"\s*;\s*|,?\s+and\s+then\s+|,\s+so\s+(?!that\b)|\s+[-–—]\s+(?=\S)")
 
 
+def _may_break(sentence: str) -> bool:
+    """Whether `_CLAUSE_BREAK` may match: each of its separators needs ";", a dash, "then"
+    or ", so" (`axiom.ingest.words`)."""
+    if ";" in sentence or "-" in sentence or "–" in sentence or "—" in sentence:
+        return True
+    folded = fold(sentence)
+    return "then" in folded or ("," in sentence and "so" in folded)
+
+
 def clauses(sentence: str) -> list[tuple[int, int]]:
     """(start, end) of each clause of `sentence`, in order, without the separators."""
+    if not _may_break(sentence):
+        return [(0, len(sentence))]
     out: list[tuple[int, int]] = []
     cursor = 0
     for m in _CLAUSE_BREAK.finditer(sentence):
@@ -82,8 +94,20 @@ _STATUS_EN: list[tuple[re.Pattern[str], TaskStatus]] = [
     ),
     (_rx(r"^\W*(?:done|finished|completed)\s*[:：\-–]\s*(?P<subj>\S[^;!?]{1,80})"), "done"),
 ]
-_STATUS_HINT = re.compile(
-    r"blocked|done|finished|complete|merged|shipped|closed|fixed|resolved|완료|막혀|막힘", re.I
+# A clause holding none of these words matches no status pattern (`axiom.ingest.words`).
+_STATUS_WORDS = (
+    "blocked",
+    "done",
+    "finished",
+    "complete",
+    "merged",
+    "shipped",
+    "closed",
+    "fixed",
+    "resolved",
+    "완료",
+    "막혀",
+    "막힘",
 )
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 _KO_SUBJECT = r"(?P<subj>[^\s,.!?][^,.!?]{0,40}?)"
@@ -113,7 +137,7 @@ _PRONOUN_SUBJECT = _rx(r"^(?:it|that|this|everything|all|which|i|we|you|they|he|
 
 def status_update(clause: str) -> StatusUpdate | None:
     """The status a clause gives a task named by its subject, or None."""
-    if not _STATUS_HINT.search(clause):
+    if not has_any(fold(clause), _STATUS_WORDS):
         return None
     patterns = [*_STATUS_KO, *_STATUS_EN] if _HANGUL.search(clause) else _STATUS_EN
     for pattern, status in patterns:
@@ -180,6 +204,8 @@ _DETERMINER = _rx(r"(?:the|a|an|our|this|that|these|those)\s")
 def working_on(clause: str) -> re.Match[str] | None:
     """ "I'm working on the retry logic", "I'm fixing the login bug" → a match whose group
     "what" is the task (group "verb" holds the verb, when it is not "working on")."""
+    if "ing" not in fold(clause):
+        return None  # "working" and every work verb end in "-ing"
     for m in _WORKING_ON.finditer(clause):
         verb = " ".join((m.group("verb") or "").lower().split())
         if verb in _GENERAL_VERBS and not _DETERMINER.match(m.group("what")):

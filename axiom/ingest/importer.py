@@ -66,10 +66,14 @@ class ImportReport:
 
 def ingest_dedupe_key(transcript: Transcript) -> str:
     """Same session, same content → same key, wherever the file was read from."""
-    content = transcript.to_json()
-    content["meta"] = {k: v for k, v in content["meta"].items() if k != "path"}
-    digest = hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()
-    return f"{SESSION_INGESTED}:{transcript.session_id}:{digest[:32]}"
+    return _dedupe_key(transcript.session_id, transcript.to_json())
+
+
+def _dedupe_key(session_id: str, content: dict[str, Any]) -> str:
+    """`ingest_dedupe_key` of the transcript whose `to_json()` is `content` (left as it is)."""
+    meta = {k: v for k, v in content["meta"].items() if k != "path"}
+    digest = hashlib.sha256(canonical_json({**content, "meta": meta}).encode("utf-8")).hexdigest()
+    return f"{SESSION_INGESTED}:{session_id}:{digest[:32]}"
 
 
 @dataclass(frozen=True)
@@ -90,11 +94,12 @@ def prepare_session(transcript: Transcript) -> PreparedSession:
     checked, notes = check_transcript(transcript)
     stored = filter_transcript(checked)
     session_rows(stored)  # raises if the session projector could not fold it
+    content = stored.to_json()  # once, for the payload and its key
     return PreparedSession(
         transcript=stored,
         notes=tuple(notes),
-        payload={"transcript": stored.to_json()},
-        dedupe_key=ingest_dedupe_key(stored),
+        payload={"transcript": content},
+        dedupe_key=_dedupe_key(stored.session_id, content),
     )
 
 

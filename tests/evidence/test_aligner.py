@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from dataclasses import asdict
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -574,3 +575,16 @@ def test_a_hostile_quote_reproduces_its_span_or_fails_with_a_reason(
     else:
         assert result.method == "fuzzy" and result.similarity is not None
         assert result.similarity >= ALIGNER.fuzzy_threshold
+
+
+def test_to_json_is_what_asdict_gives() -> None:
+    """`AlignedEvidence.to_json` is written out for speed: it must stay `asdict`."""
+    results = [
+        align(SESSION, 1, "We decided: content JSONB"),
+        align(SESSION, 1, "we DECIDED:  content jsonb"),
+        align(SESSION, 5, "nothing"),
+        align(SESSION, 0, ""),
+    ]
+    for result in results:
+        assert result.to_json() == asdict(result)
+        assert list(result.to_json()) == list(asdict(result))

@@ -46,6 +46,8 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
+from axiom.ingest.words import fold, has_any
+
 PRIVATE_MARKER = "[PRIVATE]"
 _SECRET_PREFIX = "[SECRET:"
 
@@ -215,6 +217,9 @@ _KEY_HINT = re.compile(
     r"(?=[pPsScCtTaA비패])(?:" + _KEY_ALTERNATION + r"|비밀번호|패스워드)(?![A-Za-z0-9_])", re.I
 )
 
+# `_KEY_HINT` finds nothing in a text without one of these (`axiom.ingest.words`).
+_KEY_HINT_WORDS = ("pass", "secret", "key", "token", "비밀번호", "패스워드")
+
 # Right-hand sides that are code, not credentials (``password: str``, ``token = None``).
 _CODE_WORDS = "none null nil true false undefined str bytes int bool string any optional"
 _CODE_LITERALS = frozenset(_CODE_WORDS.split()) | {"secretstr", "secretbytes", "required"}
@@ -306,9 +311,11 @@ def _mask_secrets(text: str, counts: dict[str, int]) -> str:
         counts[kind] = counts.get(kind, 0) + 1
         return _mask(kind)
 
-    text = _PEM.sub(lambda m: bump("private_key"), text)
+    # Each pattern runs only on a text holding a literal it needs (`axiom.ingest.words`).
+    if "-----BEGIN " in text:
+        text = _PEM.sub(lambda m: bump("private_key"), text)
     text = _VENDOR.sub(lambda m: bump(_VENDOR_KINDS[m.lastgroup or ""][0]), text)
-    if any(literal in text for literal in _RARE_LITERALS):
+    if has_any(text, _RARE_LITERALS):
         text = _RARE.sub(lambda m: bump(_RARE_KINDS[m.lastgroup or ""][0]), text)
     if "[SECRET:aws_access_key]" in text:
         text = _AWS_SECRET.sub(lambda m: m.group("gap") + bump("aws_secret_key"), text)
@@ -320,15 +327,18 @@ def _mask_secrets(text: str, counts: dict[str, int]) -> str:
             return m.group(0)
         return m.group("lhs") + bump("bearer_token")
 
-    text = _BEARER.sub(bearer, text)
-    text = _URL_PASSWORD.sub(lambda m: m.group("lhs") + bump("url_password"), text)
+    if "bearer" in fold(text):
+        text = _BEARER.sub(bearer, text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(lambda m: m.group("lhs") + bump("url_password"), text)
 
     # Not re.sub, for two reasons. Speed: the full pattern is tried only where a key word
     # occurs. Correctness: when a right side is not a secret, the search resumes right
     # after its separator, so a skipped match never hides a later assignment in its value.
     out: list[str] = []
     pos = search_from = 0
-    while (hint := _KEY_HINT.search(text, search_from)) is not None:
+    keyed = has_any(fold(text), _KEY_HINT_WORDS)  # else `_KEY_HINT` would find nothing
+    while keyed and (hint := _KEY_HINT.search(text, search_from)) is not None:
         m = None
         for start in _key_starts(text, hint.start(), search_from):
             m = _ASSIGNMENT.match(text, start)
@@ -358,6 +368,8 @@ def _mask_sentences(text: str, counts: dict[str, int]) -> str:
     lower = text.lower()
     if len(lower) != len(text):  # a character whose lower case is longer: no shortcut
         return _SENTENCE.sub(lambda m: _mask_sentence(m, counts), text)
+    if not has_any(lower, _SENTENCE_HINTS):
+        return text
     hits = sorted(i for word in _SENTENCE_HINTS for i in _find_all(lower, word))
     out: list[str] = []
     pos = 0
@@ -479,7 +491,14 @@ class _Scanner:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.code = _CodeIndex(text)
+        self._code: _CodeIndex | None = None
+
+    @property
+    def code(self) -> _CodeIndex:
+        """Built on first use: most texts hold no code before their last tag."""
+        if self._code is None:
+            self._code = _CodeIndex(self.text)
+        return self._code
 
     def next_tag(self, pos: int) -> re.Match[str] | None:
         """The next privacy tag at or after `pos` that is not inside code."""
@@ -534,6 +553,8 @@ def _remove_private(
     """The text without its private regions, and the region left open at its end (only
     with `carry`; otherwise an unclosed region is counted here). `inside`: the text
     starts inside that region, carried over from the text before."""
+    if inside is None and "<" not in text and "[" not in text:
+        return text, None  # every tag starts with one of them: nothing to remove
     scanner = _Scanner(text)
     out: list[str] = []
     copied = pos = 0

@@ -65,7 +65,8 @@ class _Scrubber:
 
     def text(self, value: str) -> str:
         result = self.filter.apply(value)
-        self.counts.update(result.counts)
+        if result.counts:  # most texts hide nothing (and Counter.update costs)
+            self.counts.update(result.counts)
         return result.text
 
     def value(self, value: Any) -> Any:
@@ -82,7 +83,8 @@ class _Scrubber:
         if started_inside and message.text.strip():
             self.hidden_texts.append(message.text)
         result = self.filter.apply(message.text, inside=self.open, carry=True)
-        self.counts.update(result.counts)
+        if result.counts:
+            self.counts.update(result.counts)
         self.open = result.open_region
         if started_inside or self.open is not None:
             return replace(
