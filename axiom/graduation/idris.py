@@ -179,8 +179,9 @@ _PRELUDE: tuple[str, ...] = (
 )
 
 
-def _entry_lines(facts: EntryFacts, span_names: list[str], spans: list[SpanFacts]) -> list[str]:
-    """The vocabularies the invariants check against, then the entry and its spans."""
+@functools.cache
+def _vocabulary_lines() -> tuple[str, ...]:
+    """The vocabularies the invariants check against: the same in every module."""
     lines = _definition("allowedTypes", "List String", idris_string_list(ALLOWED_ENTRY_TYPES))
     lines += _definition(
         "contentRequiredTypes", "List String", idris_string_list(CONTENT_REQUIRED_TYPES)
@@ -189,7 +190,12 @@ def _entry_lines(facts: EntryFacts, span_names: list[str], spans: list[SpanFacts
         "taskTitleRequiredTypes", "List String", idris_string_list(TASK_TITLE_REQUIRED_TYPES)
     )
     lines += _definition("alignMethods", "List String", idris_string_list(ALIGN_METHODS))
-    lines += ["-- The entry", ""]
+    return tuple(lines)
+
+
+def _entry_lines(facts: EntryFacts, span_names: list[str], spans: list[SpanFacts]) -> list[str]:
+    """The vocabularies the invariants check against, then the entry and its spans."""
+    lines = [*_vocabulary_lines(), "-- The entry", ""]
     lines += _definition("entryId", "String", idris_string(facts.entry_id))
     lines += _definition("entryType", "String", idris_string(facts.entry_type))
     lines += _definition("titleLength", "Integer", idris_integer(facts.title_length))

@@ -28,6 +28,7 @@ import axiom.projections
 from axiom.builds.projector import BuildSpec, StageMetric
 from axiom.conflicts.detector import (
     COMPARED_TYPES,
+    Fact,
     restates,
 )
 from axiom.conflicts.graduate import graduate_kept
@@ -478,6 +479,8 @@ class _BuildWriter:
         self.appended = 0
         self._pools: dict[str, MemoryIndex[tuple[str, str, str]]] = {}  # by entry type
         self._pool_rows: dict[str, dict[str, tuple[str, str, str]]] = {}  # type -> id -> row
+        # type -> (believed list, how many of it seen, those in the pool with a value)
+        self._restatable: dict[str, tuple[list[Fact], int, list[Fact]]] = {}
         self.conflicts = BuildConflicts(conn, self.session_id, self.append)
         self._stages: dict[str, str] = {}  # this build's entries: stage as of the events so far
         self._approvers: dict[str, str | None] = {}  # this build's entries: who approved
@@ -546,6 +549,9 @@ class _BuildWriter:
         stages timed here: `promote` (graduation, summed over entries) and
         `resolve_tasks`."""
         extraction = outcome.extraction
+        # Each alignment as JSON once: the build's `evidence_aligned` and its entries'
+        # `entry_created` both carry it (`asdict` deep-copies every field).
+        evidence = {eid: [a.to_json() for a in items] for eid, items in outcome.alignments.items()}
         self.append(
             MEMORY_EXTRACTED,
             {"ingest_event_id": self.ingest.event_id, **extraction.to_json()},
@@ -553,18 +559,13 @@ class _BuildWriter:
         )
         self.append(
             EVIDENCE_ALIGNED,
-            {
-                "entries": [
-                    {"entry_id": eid, "evidence": [a.to_json() for a in items]}
-                    for eid, items in outcome.alignments.items()
-                ]
-            },
+            {"entries": [{"entry_id": eid, "evidence": items} for eid, items in evidence.items()]},
             self.build_id,
         )
         self._load_entry_state([e.entry_id for e in extraction.entries])
         self.conflicts.said_changes(extraction.entries)
         for entry in extraction.entries:
-            self._entry(entry, outcome, timer)
+            self._entry(entry, outcome, timer, evidence[entry.entry_id])
         if self.conflicts.reactivated:  # the other side of a conflict its session settled
             self.flush()
             reason = f"conflict settled by session {self.session_id}"
@@ -700,10 +701,16 @@ class _BuildWriter:
             )
             self.appended += len(resolver.resolve(mentions, rejected))
 
-    def _entry(self, entry: ExtractedEntry, outcome: _Outcome, timer: _Timer) -> None:
+    def _entry(
+        self,
+        entry: ExtractedEntry,
+        outcome: _Outcome,
+        timer: _Timer,
+        aligned: list[dict[str, Any]],
+    ) -> None:
+        """The entry's events (`aligned`: its alignments as JSON), then its graduation."""
         eid = entry.entry_id
-        aligned = outcome.alignments[eid]
-        evidence = [{"session_id": self.session_id, **a.to_json()} for a in aligned]
+        evidence = [{"session_id": self.session_id, **a} for a in aligned]
         fact = self.conflicts.facts[eid]
         said_at = _said_at(entry, outcome.transcript)
         self.append(
@@ -763,7 +770,7 @@ class _BuildWriter:
         """(entry_id, session_id, stage) of verified entries from other sessions stating the
         same memory: the same canonical key, or a restatement (`same_memory`)."""
         pool = self._pools.get(candidate.entry_type)
-        if pool is None:  # once per type and build, indexed by key and content word
+        if pool is None:  # once per type and build, indexed by key and speaker
             rows = corroboration_pool(
                 self.conn, candidate.entry_type, self.session_id, ("active", "contested")
             )
@@ -783,13 +790,27 @@ class _BuildWriter:
     def _restatements(self, entry_id: str) -> list[tuple[str, str, str]]:
         """Corroboration-pool rows whose fact has the same subject and value as this one."""
         fact = self.conflicts.facts.get(entry_id)
-        if fact is None or fact.entry_type not in COMPARED_TYPES:
-            return []
+        if fact is None or fact.entry_type not in COMPARED_TYPES or not fact.value:
+            return []  # `restates` needs a value on both sides
         rows = self._pool_rows.get(fact.entry_type, {})
-        believed = self.conflicts.believed(fact.entry_type)
         return [
-            rows[old.entry_id] for old in believed if old.entry_id in rows and restates(fact, old)
+            rows[old.entry_id]
+            for old in self._restatable_facts(fact.entry_type, rows)
+            if restates(fact, old)
         ]
+
+    def _restatable_facts(self, entry_type: str, rows: dict[str, Any]) -> list[Fact]:
+        """The believed facts of a type in its corroboration pool with a value, in believed
+        order. Believed lists only grow (by the build's own facts, never in the pool of
+        other sessions), so the filter runs once per fact, not once per fact and entry."""
+        believed = self.conflicts.believed(entry_type)
+        cached = self._restatable.get(entry_type)
+        if cached is None or cached[0] is not believed:
+            cached = (believed, 0, [])
+        _, seen, kept = cached
+        kept.extend(old for old in believed[seen:] if old.entry_id in rows and old.value)
+        self._restatable[entry_type] = (believed, len(believed), kept)
+        return kept
 
     def _certify_siblings(self, eid: str, siblings: list[tuple[str, str, str]]) -> None:
         """A newly corroborated fact also corroborates the verified entries it agrees with."""
