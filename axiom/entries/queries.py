@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -189,13 +190,16 @@ def corroboration_pool(
     entries of a type from other sessions with one of `statuses`: what a new entry may be
     corroborated by (the pipeline also reads contested ones, whose conflict a build may
     settle, and leaves out those still in an open conflict)."""
-    return conn.execute(
+    # Statuses as placeholders and the sort in Python: a pipeline build reads this once
+    # per entry type, and `IN (SELECT unnest(?))` plus `ORDER BY` made it ~3x slower.
+    marks = ", ".join("?" for _ in statuses) or "NULL"
+    rows = conn.execute(
         "SELECT entry_id, session_id, stage, title, canonical_key FROM entries"
         " WHERE entry_type = ? AND session_id IS DISTINCT FROM ?"
-        " AND stage IN ('verified', 'certified') AND status IN (SELECT unnest(?))"
-        " ORDER BY entry_id",
-        [entry_type, session_id, list(statuses)],
+        f" AND stage IN ('verified', 'certified') AND status IN ({marks})",
+        [entry_type, session_id, *statuses],
     ).fetchall()
+    return sorted(rows, key=itemgetter(0))  # code points: the order of DuckDB's UTF-8 bytes
 
 
 def recent_entries(

@@ -232,6 +232,19 @@ def matcher_texts(mentions: Iterable[TaskMention]) -> list[str]:
     return list(out)
 
 
+def _receipt_keys(items: Iterable[Any]) -> list[str]:
+    """The ``task_mentioned`` dedupe key of each mention with an entry id, as `_plan`
+    computes it (a mention whose key cannot be computed is left to `_plan` to reject)."""
+    keys = []
+    for m in items:
+        entry_id = getattr(m, "entry_id", None)
+        entry_id = entry_id.strip() if isinstance(entry_id, str) else ""
+        if entry_id:
+            with contextlib.suppress(Exception):
+                keys.append(f"{TASK_MENTIONED}:{mention_key(entry_id, getattr(m, 'title', None))}")
+    return keys
+
+
 def _naive_utc(value: Any) -> datetime | None:
     """A naive UTC datetime from a datetime or an ISO-8601 string (else None)."""
     if isinstance(value, str):
@@ -346,6 +359,9 @@ class TaskResolver:
         self.projector = TaskProjector()
         self.matcher = TaskMatcher(conn, self.project, vector_search=vector_search)
         self.blockers = BlockerResolver(conn, self.project, self.matcher)
+        # Dedupe keys known stored: the receipts of a `resolve` call's mentions, read at
+        # once, and every key it appends since (`_plan` asks about its receipt).
+        self._stored: set[str] = set()
 
     # ------------------------------------------------------------------ public
 
@@ -359,6 +375,9 @@ class TaskResolver:
         run_projector(self.conn, self.projector)
         appended: list[StoredEvent] = []
         last_projected: StoredEvent | None = None
+        items = list(items)
+        receipts = _receipt_keys(items)
+        self._stored = self.store.stored_keys(receipts) if receipts else set()
         plans = (self._safe_plan(item) for item in items)  # each after the last is applied
         rejections = [self._rejected_input(r) for r in rejected]  # no reads: one batch
         for planned in itertools.chain(plans, [rejections]):
@@ -370,6 +389,7 @@ class TaskResolver:
             for result in self.store.append_many(planned, spaced=True):
                 if not result.created:
                     continue
+                self._stored.add(result.event.dedupe_key or "")
                 appended.append(result.event)
                 if result.event.event_type in self.projector.event_types:
                     # Exactly what run_projector would fetch next: the projection was
@@ -481,7 +501,7 @@ class TaskResolver:
                 self._input_rejected(mkey, None, session_id, "mention", value, "missing_entry_id")
             ]
         mkey = mention_key(entry_id, title)
-        if self.store.get_by_dedupe_key(f"{TASK_MENTIONED}:{mkey}") is not None:
+        if f"{TASK_MENTIONED}:{mkey}" in self._stored:  # processed before
             return []
         if not isinstance(title, str) or not normalize_text(title):
             return [self._input_rejected(mkey, entry_id, session_id, "title", title, "empty_title")]

@@ -466,3 +466,24 @@ def test_a_partial_title_in_prose_adds_no_alias_a_todowrite_item_could_join_by(c
         (first, "in_progress"),
         ("Deploying to staging", "pending"),
     ]
+
+
+def test_a_mention_repeated_in_one_call_is_processed_once(conn) -> None:
+    twice = mention("e1", "Write the events migration", "pending", at=T0)
+
+    appended = TaskResolver(conn, PROJECT).resolve([twice, twice])
+
+    assert types(appended) == [TASK_CREATED, TASK_MENTIONED]
+
+
+def test_a_mentions_events_are_stored_in_order_each_later_than_the_one_before(conn) -> None:
+    blocked = mention("e1", "Publish", "blocked", blocked_by=("PLAT-142",), at=T0)
+
+    appended = TaskResolver(conn, PROJECT).resolve([blocked])
+
+    stored = conn.execute(
+        "SELECT event_id, ts FROM events WHERE event_id IN (SELECT unnest(?)) ORDER BY ts",
+        [[e.event_id for e in appended]],
+    ).fetchall()
+    assert [r[0] for r in stored] == [e.event_id for e in appended]
+    assert len({r[1] for r in stored}) == len(appended) > 2
