@@ -30,7 +30,7 @@ letting noise in. Pure module: no I/O.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -97,35 +97,31 @@ def same_memory(a: MemoryWords, b: MemoryWords) -> bool:
 
 
 class MemoryIndex(Generic[T]):
-    """Items by canonical key and by speaker: `matching` finds the items that state the
-    same memory as a title (same key, or `same_memory`) comparing it only with the items
-    of its speaker (another speaker's never overlap). Built for a handful of lookups (a
-    build's entries of one type, one conflict's side): one dict append per item, where an
-    index by content word cost one per word, every build, for the whole pool."""
+    """Items by canonical key and by content word: `matching` finds the items that state
+    the same memory as a title (same key, or `same_memory`) without comparing it with every
+    item, only with those sharing at least `MIN_SHARED_WORDS` content words."""
 
     def __init__(self, items: Iterable[tuple[T, str | None, MemoryWords]]) -> None:
         self._items: list[tuple[T, MemoryWords]] = []
         self._by_key: dict[str | None, list[int]] = defaultdict(list)
-        self._by_speaker: dict[tuple[str, str], list[int]] = defaultdict(list)
+        self._by_word: dict[str, list[int]] = defaultdict(list)
         for position, (item, canonical_key, words) in enumerate(items):
             self._items.append((item, words))
             self._by_key[canonical_key].append(position)
-            if len(words.words) >= MIN_SHARED_WORDS:  # fewer can never be `same_memory`
-                self._by_speaker[words.entry_type, words.speaker].append(position)
+            for word in words.words:
+                self._by_word[word].append(position)
 
     def matching(self, canonical_key: str, words: MemoryWords) -> list[T]:
         """The items with `canonical_key` or restating `words`, in the order given."""
         found = set(self._by_key.get(canonical_key, ()))
-        if len(words.words) >= MIN_SHARED_WORDS:
-            mine = words.words
-            items = self._items
-            found.update(
-                p
-                for p in self._by_speaker.get((words.entry_type, words.speaker), ())
-                if len(mine & items[p][1].words) >= MIN_SHARED_WORDS
-                and p not in found
-                and same_memory(words, items[p][1])
-            )
+        shared = Counter(p for w in words.words for p in self._by_word.get(w, ()))
+        found.update(
+            p
+            for p, count in shared.items()
+            if count >= MIN_SHARED_WORDS
+            and p not in found
+            and same_memory(words, self._items[p][1])
+        )
         return [self._items[p][0] for p in sorted(found)]
 
 

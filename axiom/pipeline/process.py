@@ -770,7 +770,7 @@ class _BuildWriter:
         """(entry_id, session_id, stage) of verified entries from other sessions stating the
         same memory: the same canonical key, or a restatement (`same_memory`)."""
         pool = self._pools.get(candidate.entry_type)
-        if pool is None:  # once per type and build, indexed by key and speaker
+        if pool is None:  # once per type and build, indexed by key and content word
             rows = corroboration_pool(
                 self.conn, candidate.entry_type, self.session_id, ("active", "contested")
             )
