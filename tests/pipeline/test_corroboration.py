@@ -47,3 +47,26 @@ def test_a_fact_restated_in_another_session_certifies_both(
     tables = snapshot(db)
     rebuild_all(db)
     assert snapshot(db) == tables
+
+
+def test_a_fact_stated_again_in_other_words_certifies_both_by_subject_and_value(
+    db: Database, tmp_path: Path
+) -> None:
+    """Titles too far apart to be the same memory by their words, but the same subject
+    and value: a restatement (`axiom.conflicts.detector.restates`) corroborates."""
+    ingest_transcripts(
+        db,
+        [
+            _session("one", "The database port is 5432."),
+            _session(
+                "two",
+                "The database port is 5432 (confirmed twice by infrastructure engineering"
+                " colleagues).",
+            ),
+            _session("three", "The cache port is 6379."),
+        ],
+    )
+    pipeline = Pipeline(extractor=RuleExtractor(), workdir=tmp_path)
+    for sid in ("one", "two", "three"):
+        process_session(db, sid, pipeline)
+    assert _stages(db) == {"one": "certified", "two": "certified", "three": "verified"}
