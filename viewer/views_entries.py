@@ -41,6 +41,7 @@ from viewer.paging import offset_of, page_number, paged
 from viewer.rendering import render_page
 
 ENTRIES_PER_PAGE = 50
+ALL_ROWS = sys.maxsize  # a limit that keeps every row the filters keep
 # get_citation's context on each side of the span: this much means "the whole message".
 WHOLE_MESSAGE = sys.maxsize
 
@@ -104,18 +105,24 @@ def entry_list(request: HttpRequest) -> HttpResponse:
     filters = EntryFilters.from_query(request.GET)
     number = page_number(request.GET.get("page"))
     when = as_of(request)
+    offset = offset_of(number, ENTRIES_PER_PAGE)
+    each_by_status_then = when.when is not None and bool(filters.status)
     with get_database().read() as conn:
-        groups = list_entry_groups(
-            conn,
-            filters.narrow(when.when),
-            sort=filters.sort,
-            group=filters.dups == "group",
-            limit=ENTRIES_PER_PAGE + 1,  # one more tells whether a next page exists
-            offset=offset_of(number, ENTRIES_PER_PAGE),
-        )
-        groups = _groups_as_of(conn, groups, when.when)
+        if each_by_status_then:
+            groups = _each_with_status_then(conn, filters, when.when, offset)
+        else:
+            groups = list_entry_groups(
+                conn,
+                filters.narrow(when.when),
+                sort=filters.sort,
+                group=filters.dups == "group",
+                limit=ENTRIES_PER_PAGE + 1,  # one more tells whether a next page exists
+                offset=offset,
+            )
+            groups = _groups_as_of(conn, groups, when.when)
     shown, pager = paged(groups, number, ENTRIES_PER_PAGE, filters.url)
     context = {
+        "each_by_status_then": each_by_status_then,
         "as_of": when,
         "groups": shown,
         "pager": pager,
@@ -127,6 +134,20 @@ def entry_list(request: HttpRequest) -> HttpResponse:
     if request.htmx:  # the address bar shows only the controls that differ from the defaults
         response["HX-Push-Url"] = filters.url(number)
     return response
+
+
+def _each_with_status_then(
+    conn: Any, filters: EntryFilters, when: datetime, offset: int
+) -> list[EntryGroup]:
+    """A page of single memories whose status at `when` is the one asked for (and one more,
+    for the pager). Statuses then are known only once computed, so every memory said by
+    `when` that the other filters keep is read, and the page is cut after; groups are not
+    formed, since a group's members can differ in their status then."""
+    narrow = replace(filters.narrow(when), status=None)
+    every = list_entry_groups(conn, narrow, sort=filters.sort, group=False, limit=ALL_ROWS)
+    rows = with_statuses_as_of(conn, [g.lead for g in every], when)
+    kept = [EntryGroup(r, 1, []) for r in rows if r.status == filters.status]
+    return kept[offset : offset + ENTRIES_PER_PAGE + 1]
 
 
 def _groups_as_of(conn: Any, groups: list[EntryGroup], when: datetime | None) -> list[EntryGroup]:

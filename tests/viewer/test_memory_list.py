@@ -9,12 +9,16 @@ import re
 import pytest
 from django.urls import reverse
 
+from axiom.conflicts.commands import resolve
+from axiom.conflicts.queries import list_conflicts
 from axiom.entries.queries import EntryFilter, list_entries, list_entry_groups
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
 from axiom.store.db import Database
+from tests.conflicts.support import run_sessions
+from tests.conflicts.test_as_of import APRIL, MARCH
 
 SAID = {
     "s1": ["Decision: we will use DuckDB for the event store.", "Decision: we deploy on Fridays."],
@@ -183,3 +187,21 @@ def test_the_list_sorts_by_when_memories_were_said_not_recorded(client, site) ->
             )
     board = client.get(reverse("viewer-dashboard")).content.decode()
     assert re.findall(r"· (\d{4}-\d{2}-\d{2})</span>", board) == ["2026-03-09", "2026-03-02"]
+
+
+def test_as_of_the_status_filter_lists_each_memory_by_its_status_then(
+    client, site, tmp_path
+) -> None:
+    """Both sides were contested on 04-20 (the conflict was resolved later): the memory list
+    finds them under that status, not under today's (active / superseded), one per row."""
+    run_sessions(site, tmp_path, {"march": [MARCH], "april": [APRIL]})
+    with site.read() as conn:
+        (conflict,) = list_conflicts(conn, "open")
+    resolve(site, conflict.conflict_id, "keep_newer", "ana")
+
+    contested = get(client, as_of="2026-04-20", status="contested")
+    assert sorted(titles(site, rows(contested))) == sorted([MARCH.text, APRIL.text])
+    assert "Each memory is shown on its own" in contested
+    assert rows(get(client, as_of="2026-04-20", status="active")) == []
+    assert len(rows(get(client, status="active"))) == 1  # today: the kept side only
+    assert "Each memory is shown on its own" not in get(client, status="active")
