@@ -5,6 +5,7 @@ adapters; the API does not import the viewer. `make lint` runs this file too."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -138,5 +139,21 @@ def test_project_imports_sit_at_the_top_of_modules(top: str) -> None:
         for module, tree in _modules(top)
         for target, nested in _imports(tree)
         if nested and target.split(".")[0] in ours
+    ]
+    assert wrong == []
+
+
+def test_only_the_event_store_writes_sql_over_the_event_log() -> None:
+    """`events` and `event_dedup` are read and written only in `axiom.store.events`: its
+    `deferred` appends are seen only through `EventStore`, and the log's SQL has one home."""
+    table = re.compile(
+        r"\b(?:FROM|JOIN|INTO|UPDATE)\s+(?:events|event_dedup)\b"
+    )  # SQL is upper case
+    wrong = [
+        str(path.relative_to(ROOT))
+        for top in ("axiom", *ADAPTERS)
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if path != ROOT / "axiom" / "store" / "events.py"
+        and table.search(path.read_text(encoding="utf-8"))
     ]
     assert wrong == []

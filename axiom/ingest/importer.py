@@ -120,12 +120,7 @@ def merged_dedupe_key(transcript: Transcript, base_event_id: str) -> str:
 
 def latest_session_ingest(conn: duckdb.DuckDBPyConnection, session_id: str) -> StoredEvent | None:
     """The newest `session_ingested` event of the session: the version merges start from."""
-    row = conn.execute(
-        "SELECT event_id FROM events WHERE event_type = ? AND session_id = ?"
-        " ORDER BY seq DESC LIMIT 1",
-        [SESSION_INGESTED, session_id],
-    ).fetchone()
-    return EventStore(conn).get(row[0]) if row else None
+    return EventStore(conn).latest_of_session(SESSION_INGESTED, session_id)
 
 
 def append_session(

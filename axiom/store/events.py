@@ -173,9 +173,15 @@ def deferred(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
     appends (the pipeline's builds) then costs one dedupe read per append instead of four
     statements. Sequence numbers and times are what one insert per append gives: the
     sequence is read once, handed out in memory, and advanced by as many when the rows go
-    in (the caller holds the write lock, so nobody else draws from it)."""
-    state = _Deferred(conn)
-    token = _DEFERRED.set(state)
+    in (the caller holds the write lock, so nobody else draws from it). Inside an outer
+    block on the same connection it is that block (whose end inserts the rows); the state
+    lives in a context variable, so appends on `conn` from another thread are not held
+    (and must not happen while rows are: no writer does that)."""
+    outer = _DEFERRED.get()
+    if outer is not None and outer.conn is conn:
+        yield
+        return
+    token = _DEFERRED.set(_Deferred(conn))
     try:
         yield
         EventStore(conn).flush()
@@ -214,12 +220,12 @@ class EventStore:
         rows, state.rows, state.keys = state.rows, [], {}
         self._insert(rows)
         if state.drawn:
+            drawn, state.drawn = state.drawn, 0
             last = self._conn.execute(
-                "SELECT max(nextval('events_seq')) FROM range(?)", [state.drawn]
+                "SELECT max(nextval('events_seq')) FROM range(?)", [drawn]
             ).fetchone()[0]
             if last != state.next_seq - 1:  # another writer drew numbers: ids would clash
                 raise RuntimeError(f"events_seq at {last}, expected {state.next_seq - 1}")
-            state.drawn = 0
 
     def append(self, event: NewEvent) -> AppendResult:
         return self.append_many([event])[0]

@@ -20,7 +20,8 @@ from axiom.pipeline.process import Pipeline
 from axiom.projections import project_all, rebuild_all
 from axiom.store import snapshots
 from axiom.store.db import Database
-from axiom.store.events import EventStore
+from axiom.store.event_types import ENTRY_STATUS_CHANGED
+from axiom.store.events import EventStore, NewEvent
 from axiom.store.migrate import migrate
 from tests.conflicts.support import Said, ScriptedExtractor
 from tests.pipeline.conftest import Snapshot
@@ -174,3 +175,30 @@ def test_a_session_repeated_in_a_later_chunk_is_written_before_it_is_looked_up(
         ("s3", True),  # its build was written (the tail) before the chunk was looked up
         ("s4", False),
     ]
+
+
+def test_a_backlog_is_projected_before_the_first_build_of_a_transaction_reads(
+    tmp_path: Path,
+) -> None:
+    """An entry event appended without projecting (a backlog smaller than a catch-up step)
+    is in the tables before the transaction's first build reads them: the upload limit s1
+    stated was rejected meanwhile, so s2's new value contradicts nothing believed."""
+    db = _ingested(tmp_path / "store.duckdb")
+    pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=tmp_path / "work")
+    process_many(db, ["s1"], pipeline)
+    with db.read() as conn:
+        (limit,) = [e for e in list_entries(conn) if e.title.startswith("The upload limit")]
+    with db.write() as conn:
+        EventStore(conn).append(
+            NewEvent(
+                ENTRY_STATUS_CHANGED,
+                {"entry_id": limit.entry_id, "from": "active", "to": "rejected"},
+                session_id="s1",
+            )
+        )
+    process_many(db, ["s2"], pipeline)
+    with db.read() as conn:
+        assert list_conflicts(conn, "all", entry_id=limit.entry_id) == []
+        assert [c.conflict_type for c in list_conflicts(conn, "all")] == ["replacement"]
+        statuses = {e.entry_id: e.status for e in list_entries(conn)}
+    assert statuses[limit.entry_id] == "rejected"

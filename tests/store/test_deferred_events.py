@@ -108,3 +108,14 @@ def test_a_failing_block_inserts_nothing(db: Database) -> None:
         raise RuntimeError("boom")
     with db.read() as conn:
         assert EventStore(conn).count() == 0
+
+
+def test_a_block_inside_another_on_the_same_connection_is_that_block(db: Database) -> None:
+    with db.write() as conn, deferred(conn):
+        first = EventStore(conn).append(NewEvent("t", {"x": 1}, dedupe_key="k")).event
+        with deferred(conn):
+            again = EventStore(conn).append(NewEvent("t", {"x": 2}, dedupe_key="k"))
+        assert not again.created and again.event.event_id == first.event_id
+        assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0  # still held
+    with db.read() as conn:
+        assert EventStore(conn).count() == 1

@@ -236,7 +236,7 @@ def _looks_secret(value: str) -> bool:
 def _mask_assignment(match: re.Match[str], counts: dict[str, int]) -> str | None:
     """The masked assignment, or None when the right side is not a secret."""
     key = match.group("key")
-    word = (match.group("word") or key).lower().replace("_", "").replace("-", "")
+    word = fold(match.group("word") or key).replace("_", "").replace("-", "")
     kind = _KEY_WORDS.get(word, "secret")
     lhs = match.group("lhs")
     for group, quote in (("eq", '\\"'), ("dq", '"'), ("sq", "'")):
@@ -286,7 +286,7 @@ def _credential_like(value: str, verb: bool) -> bool:
 
 
 def _sentence_kind(word: str) -> str:
-    word = re.sub(r"[ _\-]", "", word.lower())
+    word = re.sub(r"[ _\-]", "", fold(word))
     if word.endswith("token"):
         return "token"
     return _KEY_WORDS.get(word, "secret")
@@ -365,7 +365,7 @@ _SENTENCE_REACH = 320  # a sentence match ends this far after its key word at mo
 def _mask_sentences(text: str, counts: dict[str, int]) -> str:
     """`_SENTENCE` tried only near a hint word found by `str.find` (the regex alone, tried
     at every position, would cost more than the rest of the filter)."""
-    lower = text.lower()
+    lower = fold(text)  # `_SENTENCE` is case-insensitive: ſ matches s, K (Kelvin) k
     if len(lower) != len(text):  # a character whose lower case is longer: no shortcut
         return _SENTENCE.sub(lambda m: _mask_sentence(m, counts), text)
     if not has_any(lower, _SENTENCE_HINTS):
