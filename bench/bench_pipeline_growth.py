@@ -1,7 +1,9 @@
 """Pipeline throughput as the store grows: 39 new sessions into a store already holding N
 copies of the pipeline bench's input.
 
-    python bench/bench_pipeline_growth.py [N ...]        (default: 0 3 10)
+    python bench/bench_pipeline_growth.py [N ...] [--quick] [--json OUT]
+
+Sizes N: those given, else 0 3 10 (`--quick`: 0 3).
 
 For each N, a fresh data directory gets N copies of `bench_pipeline.py`'s input (imported
 and processed), then the input once more under new session ids, timed: import + pipeline,
@@ -11,6 +13,7 @@ per-build reads and the checkpoint grow with the store, not as a forecast. `PROF
 cProfile stats of the timed part to /tmp/growth<N>.prof.
 """
 
+import argparse
 import cProfile
 import dataclasses
 import os
@@ -25,6 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 os.environ["AXIOM_EMBEDDER"] = "none"  # as bench_pipeline.py
 
 import bench_pipeline as bp  # noqa: E402 - bench/bench_pipeline.py, beside this script
+from protocol import result, write_json  # noqa: E402 - bench/protocol.py, beside this script
 
 from axiom.config import AxiomConfig  # noqa: E402 - after bench_pipeline put the checkout first
 from axiom.ingest.importer import ingest_transcripts  # noqa: E402
@@ -33,7 +37,8 @@ from axiom.store.db import Database  # noqa: E402
 from axiom.store.migrate import migrate  # noqa: E402
 
 
-def grown(n: int) -> None:
+def grown(n: int) -> tuple[float, float]:
+    """(messages per second, per CPU second) of the new sessions into a store of `n` copies."""
     tmp = tempfile.mkdtemp()
     os.environ["AXIOM_DATA_DIR"] = tmp
     try:
@@ -62,13 +67,28 @@ def grown(n: int) -> None:
             f"store with {n} copies ({n * len(new)} sessions): {messages / wall:.0f} msg/s,"
             f" {messages / used:.0f} msg per CPU second (load {os.getloadavg()[0]:.2f})"
         )
+        return messages / wall, messages / used
     finally:
         shutil.rmtree(tmp)
 
 
 def main() -> int:
-    for n in [int(a) for a in sys.argv[1:]] or [0, 3, 10]:
-        grown(n)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int)
+    parser.add_argument("--quick", action="store_true", help="sizes 0 and 3")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    args = parser.parse_args()
+    sizes = args.sizes or ([0, 3] if args.quick else [0, 3, 10])
+    rates = {n: grown(n) for n in sizes}
+    rows = [
+        result(f"pipeline into a store of {n * 39} sessions", "msg/s", value=round(rates[n][0], 1))
+        for n in sizes
+    ]
+    largest = max(sizes)
+    if largest and 0 in rates:
+        slower = rates[0][0] / rates[largest][0]
+        rows.append(result(f"empty store / {largest * 39} sessions", "x", value=round(slower, 2)))
+    write_json(args.json, "pipeline_growth", {"sizes": sizes}, rows)
     return 0
 
 
