@@ -9,15 +9,18 @@ For each N, a fresh data directory gets N copies of `bench_pipeline.py`'s input 
 and processed), then the input once more under new session ids, timed: import + pipeline,
 embeddings off, as `bench_pipeline.py` measures it. The copies repeat the same texts, so
 corroboration and conflict pools grow faster than with real sessions: read it as how the
-per-build reads and the checkpoint grow with the store, not as a forecast. `PROF=1` writes
-cProfile stats of the timed part to /tmp/growth<N>.prof.
+per-build reads and the checkpoint grow with the store, not as a forecast. `PROF=FILE` writes
+cProfile stats of the timed part to the file PROF names. The timed part runs in a fresh
+process, so caches warmed by the copies' identical texts do not flatter it.
 """
 
 import argparse
 import cProfile
 import dataclasses
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,37 +40,60 @@ from axiom.store.db import Database  # noqa: E402
 from axiom.store.migrate import migrate  # noqa: E402
 
 
-def grown(n: int) -> tuple[float, float]:
-    """(messages per second, per CPU second) of the new sessions into a store of `n` copies."""
+def _processed(db: Database, transcripts: list) -> None:
+    ingest_transcripts(db, transcripts)
+    failed = [r for r in process_sessions(db, [t.session_id for t in transcripts]) if r.error]
+    if failed:
+        raise SystemExit(f"{len(failed)} session(s) failed: {failed[0].error}")
+
+
+def fill(n: int) -> None:
+    """The store of this data directory with `n` copies of the input, processed."""
+    db = Database(AxiomConfig.from_env().duckdb_path)
+    migrate(db)
+    if n:
+        _processed(db, bp.parsed_copies(bp.DEFAULT, n))
+
+
+def timed() -> None:
+    """Import and process the input once more under new ids; print sessions, messages,
+    wall and CPU seconds as JSON (a fresh process: no cache warmed by the copies)."""
+    db = Database(AxiomConfig.from_env().duckdb_path)
+    new = [
+        dataclasses.replace(t, session_id=t.session_id + "~new")
+        for t in bp.parsed_copies(bp.DEFAULT, 1)
+    ]
+    profiler = cProfile.Profile() if os.environ.get("PROF") else None
+    started, cpu = time.perf_counter(), time.process_time()
+    if profiler:
+        profiler.enable()
+    _processed(db, new)
+    if profiler:
+        profiler.disable()
+        profiler.dump_stats(os.environ["PROF"])
+    wall, used = time.perf_counter() - started, time.process_time() - cpu
+    messages = sum(len(t.messages) for t in new)
+    print(json.dumps({"sessions": len(new), "messages": messages, "wall": wall, "cpu": used}))
+
+
+def grown(n: int) -> tuple[int, float, float]:
+    """(sessions before, messages per second, per CPU second) of the new sessions into a
+    store of `n` copies; each step in its own process."""
     tmp = tempfile.mkdtemp()
-    os.environ["AXIOM_DATA_DIR"] = tmp
+    env = {**os.environ, "AXIOM_DATA_DIR": tmp}
     try:
-        db = Database(AxiomConfig.from_env().duckdb_path)
-        migrate(db)
-        if n:
-            old = bp.parsed_copies(bp.DEFAULT, n)
-            ingest_transcripts(db, old)
-            process_sessions(db, [t.session_id for t in old])
-        new = [
-            dataclasses.replace(t, session_id=t.session_id + "~new")
-            for t in bp.parsed_copies(bp.DEFAULT, 1)
-        ]
-        messages = sum(len(t.messages) for t in new)
-        profiler = cProfile.Profile() if os.environ.get("PROF") else None
-        started, cpu = time.perf_counter(), time.process_time()
-        if profiler:
-            profiler.enable()
-        ingest_transcripts(db, new)
-        process_sessions(db, [t.session_id for t in new])
-        if profiler:
-            profiler.disable()
-            profiler.dump_stats(f"/tmp/growth{n}.prof")
-        wall, used = time.perf_counter() - started, time.process_time() - cpu
-        print(
-            f"store with {n} copies ({n * len(new)} sessions): {messages / wall:.0f} msg/s,"
-            f" {messages / used:.0f} msg per CPU second (load {os.getloadavg()[0]:.2f})"
+        subprocess.run([sys.executable, __file__, "--fill", str(n)], env=env, check=True)
+        out = subprocess.run(
+            [sys.executable, __file__, "--timed"], env=env, check=True, capture_output=True
         )
-        return messages / wall, messages / used
+        got = json.loads(out.stdout.decode().strip().splitlines()[-1])
+        before = n * got["sessions"]
+        rate, per_cpu = got["messages"] / got["wall"], got["messages"] / got["cpu"]
+        print(
+            f"store with {before} sessions: {rate:.0f} msg/s, {per_cpu:.0f} msg per CPU second"
+            f" (load {os.getloadavg()[0]:.2f})"
+        )
+        return before, rate, per_cpu
     finally:
         shutil.rmtree(tmp)
 
@@ -77,17 +103,27 @@ def main() -> int:
     parser.add_argument("sizes", nargs="*", type=int)
     parser.add_argument("--quick", action="store_true", help="sizes 0 and 3")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--fill", type=int, help=argparse.SUPPRESS)  # one step (a process)
+    parser.add_argument("--timed", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.fill is not None:
+        fill(args.fill)
+        return 0
+    if args.timed:
+        timed()
+        return 0
     sizes = args.sizes or ([0, 3] if args.quick else [0, 3, 10])
     rates = {n: grown(n) for n in sizes}
     rows = [
-        result(f"pipeline into a store of {n * 39} sessions", "msg/s", value=round(rates[n][0], 1))
-        for n in sizes
+        result(f"pipeline into a store of {before} sessions", "msg/s", value=round(rate, 1))
+        for before, rate, _ in rates.values()
     ]
     largest = max(sizes)
     if largest and 0 in rates:
-        slower = rates[0][0] / rates[largest][0]
-        rows.append(result(f"empty store / {largest * 39} sessions", "x", value=round(slower, 2)))
+        slower = rates[0][1] / rates[largest][1]
+        rows.append(
+            result(f"empty store / {rates[largest][0]} sessions", "x", value=round(slower, 2))
+        )
     write_json(args.json, "pipeline_growth", {"sizes": sizes}, rows)
     return 0
 

@@ -359,14 +359,16 @@ def _mask_secrets(text: str, counts: dict[str, int]) -> str:
 
 
 _SENTENCE_HINTS = ("pass", "secret", "key", "token")
-_SENTENCE_REACH = 320  # a sentence match ends this far after its key word at most, in practice
 
 
 def _mask_sentences(text: str, counts: dict[str, int]) -> str:
     """`_SENTENCE` tried only near a hint word found by `str.find` (the regex alone, tried
-    at every position, would cost more than the rest of the filter)."""
+    at every position, would cost more than the rest of the filter): tried at each position
+    from a little before the hint to the hint itself (a match starts at its key word, "api
+    key" before "key"), each running as far as the text goes, so a secret far from its key
+    word is masked whole."""
     lower = fold(text)  # `_SENTENCE` is case-insensitive: ſ matches s, K (Kelvin) k
-    if len(lower) != len(text):  # a character whose lower case is longer: no shortcut
+    if len(lower) != len(text):  # cannot happen (`fold` keeps positions): no shortcut then
         return _SENTENCE.sub(lambda m: _mask_sentence(m, counts), text)
     if not has_any(lower, _SENTENCE_HINTS):
         return text
@@ -377,8 +379,8 @@ def _mask_sentences(text: str, counts: dict[str, int]) -> str:
         start = max(pos, hit - 16)
         if hit + len("key") <= pos:
             continue
-        m = _SENTENCE.search(text, start, hit + _SENTENCE_REACH)
-        if m is None or m.start() > hit:
+        m = next(filter(None, (_SENTENCE.match(text, i) for i in range(start, hit + 1))), None)
+        if m is None:
             continue
         out.append(text[pos : m.start()])
         out.append(_mask_sentence(m, counts))

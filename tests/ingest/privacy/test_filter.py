@@ -399,6 +399,9 @@ def test_any_text_is_accepted_and_idempotent(text: str) -> None:
         ("my paſsword is hunter22!", "hunter22"),
         ("my ſecret is abc123!!", "abc123"),
         ("the paſsphrase was hunter22!", "hunter22"),
+        # a secret far from its key word is masked whole, not cut where the search stopped
+        ("my password is " + " " * 300 + "Xq9#zz12w-secretvalue", "secretvalue"),
+        ("İ my password is " + " " * 400 + "Xq9#zz12w", "Xq9#zz12w"),
     ],
 )
 def test_it_hides_secrets_and_regions_whatever_their_case(text: str, hidden: str) -> None:
