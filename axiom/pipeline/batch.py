@@ -11,7 +11,9 @@ committing and the checkpoint on close are paid once per transaction, not once p
 session: they were half the pipeline's time with one build per transaction, so a chunk's
 last few builds wait for the next chunk's rather than take a transaction of their own.
 Only the projectors a later build reads run after each build, over the events the
-transaction appended (not read back); the others once per transaction (`write_builds`). Readers in the processes that serve pages read a snapshot meanwhile
+transaction appended (not read back); the others once per transaction (`write_builds`).
+The events themselves are held back and inserted once per transaction
+(`axiom.store.events.deferred`). Readers in the processes that serve pages read a snapshot meanwhile
 (`axiom.store.snapshots`); the README ("The memory pipeline") has the measurements behind
 the budget.
 """
