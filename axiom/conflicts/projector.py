@@ -159,22 +159,17 @@ def _stored(conn: duckdb.DuckDBPyConnection, events: Sequence[StoredEvent]) -> _
     read per table whose rows the events name: a build's events seldom name a conflict)."""
     ids = sorted({str(e.payload.get("entry_id")) for e in events if e.event_type in _FACT_EVENTS})
     cids = sorted(
-        {str(e.payload.get("conflict_id")) for e in events if e.event_type in _ITS_EVENTS}
+        {str(e.payload.get("conflict_id")) for e in events if e.event_type in _CONFLICT_EVENTS}
     )
     return _Fold(
-        _keys(conn, "conflict_facts", "entry_id", ids),
-        _keys(conn, "conflicts", "conflict_id", cids),
+        stored_keys(conn, "conflict_facts", "entry_id", ids),
+        stored_keys(conn, "conflicts", "conflict_id", cids),
     )
-
-
-def _keys(conn: duckdb.DuckDBPyConnection, table: str, key: str, ids: list[str]) -> set[str]:
-    """Which of `ids` the table (`conflict_facts` or `conflicts`) holds; no read for none."""
-    return stored_keys(conn, table, key, ids) if ids else set()
 
 
 # The events whose rows `_Fold` looks up: facts by entry id, conflicts by conflict id.
 _FACT_EVENTS = (ENTRY_CREATED, ENTRY_STATUS_CHANGED)
-_ITS_EVENTS = (CONFLICT_DETECTED, CONFLICT_RESOLVED)
+_CONFLICT_EVENTS = (CONFLICT_DETECTED, CONFLICT_RESOLVED)
 
 
 class ConflictProjector:

@@ -527,9 +527,11 @@ class EventStore:
         """Which of the dedupe `keys` are stored (or held back by `deferred`)."""
         state = self._deferring()
         held = {k for k in keys if k in state.keys} if state else set()
+        rest = list(dict.fromkeys(k for k in keys if k not in held))
+        if not rest:
+            return held
         rows = self._conn.execute(
-            "SELECT dedupe_key FROM event_dedup WHERE dedupe_key IN (SELECT unnest(?))",
-            [list(dict.fromkeys(k for k in keys if k not in held))],
+            "SELECT dedupe_key FROM event_dedup WHERE dedupe_key IN (SELECT unnest(?))", [rest]
         ).fetchall()
         return held | {r[0] for r in rows}
 

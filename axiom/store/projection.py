@@ -145,7 +145,10 @@ def insert_new(
 def stored_keys(
     conn: duckdb.DuckDBPyConnection, table: str, key: str, keys: Sequence[object]
 ) -> set[object]:
-    """Which of `keys` the caller's `table` holds in its `key` column (one keyed read)."""
+    """Which of `keys` the caller's `table` holds in its `key` column (one keyed read; none
+    for no keys)."""
+    if not keys:
+        return set()
     rows = conn.execute(
         f"SELECT {key} FROM {table} WHERE {key} IN (SELECT unnest(?))",
         [list(dict.fromkeys(keys))],

@@ -232,16 +232,24 @@ def matcher_texts(mentions: Iterable[TaskMention]) -> list[str]:
     return list(out)
 
 
+def _receipt_key(m: Any) -> str | None:
+    """The ``task_mentioned`` dedupe key of a mention with an entry id: stored once the
+    mention was processed (None without an entry id)."""
+    entry_id = getattr(m, "entry_id", None)
+    entry_id = entry_id.strip() if isinstance(entry_id, str) else ""
+    return (
+        f"{TASK_MENTIONED}:{mention_key(entry_id, getattr(m, 'title', None))}" if entry_id else None
+    )
+
+
 def _receipt_keys(items: Iterable[Any]) -> list[str]:
-    """The ``task_mentioned`` dedupe key of each mention with an entry id, as `_plan`
-    computes it (a mention whose key cannot be computed is left to `_plan` to reject)."""
+    """`_receipt_key` of each mention that has one (a mention whose key cannot be computed
+    is left to `_plan` to reject)."""
     keys = []
     for m in items:
-        entry_id = getattr(m, "entry_id", None)
-        entry_id = entry_id.strip() if isinstance(entry_id, str) else ""
-        if entry_id:
-            with contextlib.suppress(Exception):
-                keys.append(f"{TASK_MENTIONED}:{mention_key(entry_id, getattr(m, 'title', None))}")
+        with contextlib.suppress(Exception):
+            if (key := _receipt_key(m)) is not None:
+                keys.append(key)
     return keys
 
 
@@ -500,9 +508,9 @@ class TaskResolver:
             return [
                 self._input_rejected(mkey, None, session_id, "mention", value, "missing_entry_id")
             ]
-        mkey = mention_key(entry_id, title)
-        if f"{TASK_MENTIONED}:{mkey}" in self._stored:  # processed before
+        if _receipt_key(m) in self._stored:  # processed before
             return []
+        mkey = mention_key(entry_id, title)
         if not isinstance(title, str) or not normalize_text(title):
             return [self._input_rejected(mkey, entry_id, session_id, "title", title, "empty_title")]
         return self._plan_mention(m, mkey, entry_id, session_id, " ".join(title.split()))
