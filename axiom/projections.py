@@ -40,10 +40,10 @@ def all_projectors() -> list[Projector]:
 def read_by_builds() -> list[Projector]:
     """The projectors whose tables a pipeline build reads while it writes (`entries`:
     corroboration; `conflicts`, `conflict_facts`: contradictions), in `all_projectors`
-    order: a build run after another in the same write transaction needs them advanced
-    over the earlier one's events. The task tables are kept up to date by the task
-    resolver itself (`axiom.tasks.resolver`); the others are read by no build, so
-    `axiom.pipeline.batch.write_builds` advances them once per transaction."""
+    order. A build run after another in the same write transaction reads them through
+    views over the earlier one's events (`axiom.pipeline.build_view`), and advances them
+    only before reading the tables themselves. The task tables are kept up to date by the
+    task resolver itself (`axiom.tasks.resolver`)."""
     return [EntryProjector(), ConflictProjector()]
 
 

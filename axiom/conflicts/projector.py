@@ -50,11 +50,12 @@ _CONFLICT_COLUMNS = (
     "conflict_id, older_id, newer_id, conflict_type, reason, detected_at, status, subject,"
     " detected_event_id, resolved_at, resolution, resolved_by, note"
 )
-FACT_STATUS = 11  # position in a `_fact_row`
+FACT_STATUS = 11  # position in a `fact_row`
 RESOLVED = slice(6, 7), slice(9, 13)  # status; resolved_at, resolution, resolved_by, note
 
 
-def _fact_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
+def fact_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
+    """The `conflict_facts` row an `entry_created` event of a compared type makes."""
     subject, value, previous = subject_fields(p)
     return [
         p["entry_id"],
@@ -112,7 +113,7 @@ class _Fold:
         p: dict[str, Any] = event.payload
         if event.event_type == ENTRY_CREATED:
             if p["entry_type"] in COMPARED_TYPES:
-                row = _fact_row(event, p)
+                row = fact_row(event, p)
                 if row[0] not in self.stored_facts:
                     self.facts.setdefault(row[0], row)
         elif event.event_type == ENTRY_STATUS_CHANGED:

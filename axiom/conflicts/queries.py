@@ -33,6 +33,31 @@ def believed_facts(conn: duckdb.DuckDBPyConnection, entry_type: str) -> list[Fac
     return list(starmap(Fact, rows))
 
 
+def believed_facts_dated(
+    conn: duckdb.DuckDBPyConnection, entry_type: str
+) -> list[tuple[tuple[datetime, str], Fact]]:
+    """`believed_facts` with each one's place in their order, (created_ts, entry_id): a
+    write transaction's builds keep them and merge the facts they add
+    (`axiom.pipeline.fact_view`)."""
+    rows = conn.execute(
+        f"SELECT created_ts, {_FACT_COLS} FROM conflict_facts WHERE entry_type = ?"
+        " AND status IN ('active', 'contested') ORDER BY created_ts, entry_id",
+        [entry_type],
+    ).fetchall()
+    return [((r[0], r[1]), Fact(*r[1:])) for r in rows]
+
+
+def facts_dated(
+    conn: duckdb.DuckDBPyConnection, entry_ids: list[str]
+) -> dict[str, tuple[tuple[datetime, str], Fact]]:
+    """The stored facts among `entry_ids`, each with its place in `believed_facts` order."""
+    rows = conn.execute(
+        f"SELECT created_ts, {_FACT_COLS} FROM conflict_facts WHERE entry_id IN (SELECT unnest(?))",
+        [entry_ids],
+    ).fetchall()
+    return {r[1]: ((r[0], r[1]), Fact(*r[1:])) for r in rows}
+
+
 def fact_statuses(conn: duckdb.DuckDBPyConnection, entry_ids: list[str]) -> dict[str, str]:
     rows = conn.execute(
         "SELECT entry_id, status FROM conflict_facts WHERE entry_id IN (SELECT unnest(?))",
@@ -150,6 +175,16 @@ def open_conflict_pairs(conn: duckdb.DuckDBPyConnection) -> list[tuple[str, str]
         "SELECT older_id, newer_id FROM conflicts WHERE status = 'open'"
         " ORDER BY detected_at DESC, conflict_id"
     ).fetchall()
+
+
+def open_conflicts_dated(conn: duckdb.DuckDBPyConnection) -> dict[str, tuple[datetime, str, str]]:
+    """conflict id -> (detected_at, older id, newer id) of every open conflict: what
+    `open_conflict_pairs` orders, for a transaction that adds and settles conflicts in
+    memory (`axiom.pipeline.fact_view`)."""
+    rows = conn.execute(
+        "SELECT conflict_id, detected_at, older_id, newer_id FROM conflicts WHERE status = 'open'"
+    ).fetchall()
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
 
 def all_open_partners(conn: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:

@@ -202,6 +202,35 @@ def corroboration_pool(
     return sorted(rows, key=itemgetter(0))  # code points: the order of DuckDB's UTF-8 bytes
 
 
+POOL_STAGES = ("verified", "certified")  # the stages that corroborate another entry
+
+
+def corroboration_members(
+    conn: duckdb.DuckDBPyConnection, entry_type: str, statuses: tuple[str, ...]
+) -> list[tuple[str, str | None, str, str, str | None, str]]:
+    """(entry_id, session_id, stage, title, canonical_key, status) of the entries of a type
+    `corroboration_pool` would list for any session: a write transaction's builds keep
+    them and follow the changes their events make (`axiom.pipeline.pool_view`)."""
+    marks = ", ".join("?" for _ in statuses) or "NULL"
+    return conn.execute(
+        "SELECT entry_id, session_id, stage, title, canonical_key, status FROM entries"
+        f" WHERE entry_type = ? AND stage IN ('verified', 'certified') AND status IN ({marks})",
+        [entry_type, *statuses],
+    ).fetchall()
+
+
+def pool_fields(
+    conn: duckdb.DuckDBPyConnection, entry_ids: Sequence[str]
+) -> list[tuple[str, str, str | None, str, str, str, str | None]]:
+    """(entry_id, entry_type, session_id, stage, status, title, canonical_key) of the
+    stored entries among `entry_ids`: what decides their place in a corroboration pool."""
+    return conn.execute(
+        "SELECT entry_id, entry_type, session_id, stage, status, title, canonical_key"
+        " FROM entries WHERE entry_id IN (SELECT unnest(?))",
+        [list(entry_ids)],
+    ).fetchall()
+
+
 def recent_entries(
     conn: duckdb.DuckDBPyConnection,
     statuses: tuple[str, ...],

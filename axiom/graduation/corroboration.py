@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -113,16 +113,32 @@ class MemoryIndex(Generic[T]):
 
     def matching(self, canonical_key: str, words: MemoryWords) -> list[T]:
         """The items with `canonical_key` or restating `words`, in the order given."""
-        found = set(self._by_key.get(canonical_key, ()))
-        shared = Counter(p for w in words.words for p in self._by_word.get(w, ()))
-        found.update(
-            p
-            for p, count in shared.items()
-            if count >= MIN_SHARED_WORDS
-            and p not in found
-            and same_memory(words, self._items[p][1])
+        found = _matches(
+            self._by_key, self._by_word, lambda p: self._items[p][1], canonical_key, words
         )
         return [self._items[p][0] for p in sorted(found)]
+
+
+K = TypeVar("K")
+
+
+def _matches(
+    by_key: Mapping[str | None, Collection[K]],
+    by_word: Mapping[str, Collection[K]],
+    words_at: Callable[[K], MemoryWords],
+    canonical_key: str,
+    words: MemoryWords,
+) -> set[K]:
+    """The items with `canonical_key`, and those sharing at least `MIN_SHARED_WORDS`
+    content words with `words` that restate it (`same_memory`)."""
+    found = set(by_key.get(canonical_key, ()))
+    shared = Counter(k for w in words.words for k in by_word.get(w, ()))
+    found.update(
+        k
+        for k, count in shared.items()
+        if count >= MIN_SHARED_WORDS and k not in found and same_memory(words, words_at(k))
+    )
+    return found
 
 
 PoolRow = tuple[str, str, str, str, str | None]  # entry_id, session_id, stage, title, key
@@ -138,3 +154,52 @@ def pool_index(
     `matching`, each item (entry_id, session_id, stage): the pipeline and a conflict's
     resolution find corroboration the same way."""
     return MemoryIndex(((r[0], r[1], r[2]), r[4], words_of(entry_type, r[3])) for r in rows)
+
+
+class SessionPool:
+    """A corroboration pool kept for every session at once and changed in place: the
+    pool a write transaction's builds share (`axiom.pipeline.pool_view`). `matching` finds
+    what `pool_index(...).matching` finds over the same rows less those of one session
+    (`corroboration_pool` leaves the build's own session out), in entry id order, the
+    order `corroboration_pool` returns its rows in."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, tuple[Sibling, str | None, MemoryWords]] = {}
+        self._by_key: dict[str | None, set[str]] = defaultdict(set)
+        self._by_word: dict[str, set[str]] = defaultdict(set)
+
+    def put(self, sibling: Sibling, canonical_key: str | None, words: MemoryWords) -> None:
+        """Add the entry, or change its stage (the other fields of an entry never change)."""
+        entry_id = sibling[0]
+        if entry_id in self._items:
+            _, key, known = self._items[entry_id]
+            self._items[entry_id] = (sibling, key, known)
+            return
+        self._items[entry_id] = (sibling, canonical_key, words)
+        self._by_key[canonical_key].add(entry_id)
+        for word in words.words:
+            self._by_word[word].add(entry_id)
+
+    def discard(self, entry_id: str) -> None:
+        item = self._items.pop(entry_id, None)
+        if item is None:
+            return
+        self._by_key[item[1]].discard(entry_id)
+        for word in item[2].words:
+            self._by_word[word].discard(entry_id)
+
+    def member(self, entry_id: str, excluding: str | None) -> Sibling | None:
+        """The entry's (entry_id, session_id, stage) when it is in the pool of a build of
+        session `excluding`."""
+        item = self._items.get(entry_id)
+        return item[0] if item is not None and item[0][1] != excluding else None
+
+    def matching(
+        self, canonical_key: str, words: MemoryWords, excluding: str | None
+    ) -> list[Sibling]:
+        """`MemoryIndex.matching` over the pool of a build of session `excluding`."""
+        found = _matches(
+            self._by_key, self._by_word, lambda i: self._items[i][2], canonical_key, words
+        )
+        items = (self._items[i][0] for i in sorted(found))
+        return [s for s in items if s[1] != excluding]

@@ -10,10 +10,11 @@ held about that long, or one build's time when a build takes longer. Connecting,
 committing and the checkpoint on close are paid once per transaction, not once per
 session: they were half the pipeline's time with one build per transaction, so a chunk's
 last few builds wait for the next chunk's rather than take a transaction of their own.
-Only the projectors a later build reads run after each build, over the events the
-transaction appended (not read back); the others once per transaction (`write_builds`).
-The events themselves are held back and inserted once per transaction
-(`axiom.store.events.deferred`). Readers in the processes that serve pages read a snapshot meanwhile
+What a later build reads of the derived tables (believed facts, open conflicts,
+corroboration pools) it reads from views kept in memory over the events the transaction
+appended (`axiom.pipeline.build_view`), so every projector runs once per transaction, at
+its end, over those events (not read back). The events themselves are held back and
+inserted once per transaction (`axiom.store.events.deferred`). Readers in the processes that serve pages read a snapshot meanwhile
 (`axiom.store.snapshots`); the README ("The memory pipeline") has the measurements behind
 the budget.
 """
@@ -27,6 +28,7 @@ import duckdb
 
 import axiom.projections
 from axiom.ingest.session_queries import list_session_ids
+from axiom.pipeline.build_view import BuildView
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.order import chronological
 from axiom.pipeline.process import (
@@ -51,8 +53,6 @@ from axiom.store.projection import (
 ANALYSE_CHUNK = 32  # sessions analysed before their builds are written
 CATCH_UP_EVENTS = 150  # events per write transaction when the projectors catch up first
 WRITE_BUDGET_S = 1.0  # a write transaction takes another build only if it still fits
-# The projectors advanced between two builds of a transaction; the others once, at its end.
-READ_BY_BUILDS = tuple(p.name for p in axiom.projections.read_by_builds())
 
 
 def stored_session_ids(db: Database) -> list[str]:
@@ -74,10 +74,10 @@ def write_builds(
     leave_tail: bool = False,
 ) -> list[ProcessReport]:
     """Write `builds` in order, several per short transaction (see the module docstring);
-    `budget_s` defaults to `WRITE_BUDGET_S`. Between two builds only the projectors a build
-    reads are advanced (`axiom.projections.read_by_builds`); every projector is, once, when
-    the transaction ends: the tables are those of one build per transaction (projectors
-    read only their own tables), for a fraction of the statements.
+    `budget_s` defaults to `WRITE_BUDGET_S`. Between two builds the transaction's views
+    take in the earlier builds' events (`BuildView.catch_up`); every projector runs once,
+    when the transaction ends: the tables are those of one build per transaction
+    (projectors read only their own tables), for a fraction of the statements.
 
     With `leave_tail`, builds fewer than the last transaction the budget ended took are
     left unwritten (the reports cover a prefix of `builds`): the caller writes them with
@@ -101,7 +101,8 @@ def write_builds(
                     self_kept=axiom.projections.kept_by_builds(),
                 )
                 follower.start()
-                done = _write_within_budget(conn, builds[first:], follower, budget, ends)
+                view = BuildView(conn, log, follower)
+                done = _write_within_budget(conn, builds[first:], view, budget, ends)
                 began = time.perf_counter()
                 follower.settle()
                 ends.append(time.perf_counter() - began)
@@ -116,13 +117,12 @@ def write_builds(
 def _write_within_budget(
     conn: duckdb.DuckDBPyConnection,
     builds: list[AnalysedBuild],
-    follower: Follower,
+    view: BuildView,
     budget: float,
     ends: list[float],
 ) -> list[ProcessReport]:
     """Write `builds` in order while the next one fits the budget (`write_builds`); before
-    each but the first, `follower` advances the tables a build reads over the events of
-    the builds before it."""
+    each but the first, `view` takes in the events of the builds before it."""
     started = time.perf_counter()
     done: list[ProcessReport] = []
     longest = 0.0  # the longest build of this transaction so far
@@ -135,9 +135,9 @@ def _write_within_budget(
         if done and began - started + longest + end > budget:
             break
         if done:  # this build reads what the earlier ones derived
-            follower.advance(READ_BY_BUILDS)
+            view.catch_up()
         only = build.report.session_id in once
-        done.append(write_build(conn, build, project=False, only_ingest=only))
+        done.append(write_build(conn, build, project=False, only_ingest=only, view=view))
         longest = max(longest, time.perf_counter() - began)
     return done
 

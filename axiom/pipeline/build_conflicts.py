@@ -17,8 +17,6 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-import duckdb
-
 from axiom.conflicts.detector import (
     COMPARED_TYPES,
     BelievedFacts,
@@ -28,8 +26,8 @@ from axiom.conflicts.detector import (
     within_session,
 )
 from axiom.conflicts.projector import subject_fields
-from axiom.conflicts.queries import believed_facts, fact_statuses, open_conflict_pairs
 from axiom.extract.types import ExtractedEntry, normalize_title
+from axiom.pipeline.fact_view import FactView
 from axiom.store.event_types import CONFLICT_DETECTED, CONFLICT_RESOLVED, ENTRY_STATUS_CHANGED
 
 Append = Callable[[str, dict[str, Any], str], None]  # event type, payload, dedupe key part
@@ -59,8 +57,8 @@ def fact_of(entry: ExtractedEntry, session_id: str | None) -> Fact:
 class BuildConflicts:
     """The conflict state of one build: its facts, what it superseded, what is open."""
 
-    def __init__(self, conn: duckdb.DuckDBPyConnection, session_id: str, append: Append) -> None:
-        self.conn = conn
+    def __init__(self, view: FactView, session_id: str, append: Append) -> None:
+        self.view = view  # the conflict tables as this build reads them
         self.session_id = session_id
         self.append = append
         self.facts: dict[str, Fact] = {}  # this build's facts by entry id (`said_changes`)
@@ -77,7 +75,7 @@ class BuildConflicts:
         self.reactivated: list[str] = []  # settled here and `active` again: to graduate
 
     def believed(self, entry_type: str) -> list[Fact]:
-        """The believed facts of a type read so far (the build's own added as compared)."""
+        """The believed facts of a type this build compared with (none before it has)."""
         pool = self._believed.get(entry_type)
         return pool.facts if pool is not None else []
 
@@ -124,7 +122,7 @@ class BuildConflicts:
         appends anything), kept up to date by the build since."""
         if self._contested is None:
             self._contested = {}
-            for older, newer in open_conflict_pairs(self.conn):
+            for older, newer in self.view.open_pairs():
                 self._opened(older, newer)
         return self._contested
 
@@ -141,13 +139,13 @@ class BuildConflicts:
             return
         pool = self._believed.get(fact.entry_type)
         if pool is None:
-            facts = believed_facts(self.conn, fact.entry_type)
-            pool = self._believed[fact.entry_type] = BelievedFacts(facts)
+            pool = self._believed[fact.entry_type] = self.view.believed(fact.entry_type)
+        # The build's own facts are not added to `pool`: no fact contradicts one of its
+        # own session there (`_within_session` compares those).
         found = pool.contradictions(fact)
         self._read_statuses([c.older_id for c in found])  # one query for them all
         for c in found:
             self._conflict(c)
-        pool.add(fact)
         self._within_session(fact)
 
     def _within_session(self, fact: Fact) -> None:
@@ -219,7 +217,7 @@ class BuildConflicts:
         """The stored statuses of those entries this build has neither read nor set."""
         unknown = [eid for eid in entry_ids if eid not in self._status]
         if unknown:
-            stored = fact_statuses(self.conn, unknown)
+            stored = self.view.statuses(unknown)
             self._status.update({eid: stored.get(eid, "active") for eid in unknown})
 
     def _set_status(

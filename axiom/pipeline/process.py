@@ -10,7 +10,6 @@ the build appended itself, is recorded in `projection_errors` and the build stil
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
@@ -32,16 +31,17 @@ from axiom.conflicts.detector import (
     restates,
 )
 from axiom.conflicts.graduate import graduate_kept
-from axiom.entries.queries import corroboration_pool
 from axiom.evidence.aligner import AlignedEvidence, EvidenceAligner, EvidenceQuote, quote_hash
 from axiom.extract.types import ExtractedEntry, ExtractionResult, normalize_title
 from axiom.graduation.candidate import CandidateEntry, EvidenceSpan
-from axiom.graduation.corroboration import MemoryIndex, MemoryWords, pool_index
+from axiom.graduation.corroboration import SessionPool
 from axiom.graduation.idris import CheckResult, IdrisChecker
 from axiom.graduation.invariants import VALIDATOR_VERSION
 from axiom.graduation.policy import GraduationPolicy
 from axiom.ingest.transcript import Transcript
 from axiom.pipeline.build_conflicts import BuildConflicts
+from axiom.pipeline.build_view import BuildView
+from axiom.pipeline.pool_view import memory_words
 from axiom.store.db import Database
 from axiom.store.event_types import (
     BUILD_FINISHED,
@@ -67,10 +67,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-# Every build indexes the whole corroboration pool of a type again (`_corroborating`): the
-# words of a stored title are the same each time, and `MemoryWords` is immutable.
-_memory_words = functools.lru_cache(maxsize=1 << 16)(MemoryWords.of)
 
 
 class Extractor:  # the protocol every extractor satisfies (see axiom/extract)
@@ -406,15 +402,18 @@ def write_build(
     build: AnalysedBuild,
     project: bool = True,
     only_ingest: bool = False,
+    view: BuildView | None = None,
 ) -> ProcessReport:
     """Append the build's events and, with `project`, advance every projector (the next
     build reads their tables). Call it inside `write_projecting`: run again from scratch
     when a projector's failure aborts the transaction, so the stages timed in here start
     over with each attempt. `only_ingest`: the caller read, in this transaction, that the
-    session has no other ingest (`ingested_once`)."""
+    session has no other ingest (`ingested_once`). `view`: what the build reads of the
+    derived tables, when it is not their projected state (`axiom.pipeline.build_view`)."""
     report, timer, outcome = build.report, build.timer, build.outcome
     timer.metrics = list(build.analysed)
-    writer = _BuildWriter(conn, build.pipeline, build.ingest, report.build_id, only_ingest)
+    view = view or BuildView(conn)
+    writer = _BuildWriter(conn, build.pipeline, build.ingest, report.build_id, view, only_ingest)
     writer.started()
     if outcome is not None:
         with timer.stage("materialize"):
@@ -467,9 +466,11 @@ class _BuildWriter:
         pipeline: Pipeline,
         ingest: StoredEvent,
         build_id: str,
+        view: BuildView,
         only_ingest: bool = False,
     ) -> None:
         self.conn = conn
+        self.view = view
         self.only_ingest = only_ingest  # the session has no other ingest (`ingested_once`)
         self.store = EventStore(conn)
         self.pipeline = pipeline
@@ -477,11 +478,9 @@ class _BuildWriter:
         self.build_id = build_id
         self.session_id = ingest.session_id
         self.appended = 0
-        self._pools: dict[str, MemoryIndex[tuple[str, str, str]]] = {}  # by entry type
-        self._pool_rows: dict[str, dict[str, tuple[str, str, str]]] = {}  # type -> id -> row
         # type -> (believed list, how many of it seen, those in the pool with a value)
         self._restatable: dict[str, tuple[list[Fact], int, list[Fact]]] = {}
-        self.conflicts = BuildConflicts(conn, self.session_id, self.append)
+        self.conflicts = BuildConflicts(view.facts, self.session_id, self.append)
         self._stages: dict[str, str] = {}  # this build's entries: stage as of the events so far
         self._approvers: dict[str, str | None] = {}  # this build's entries: who approved
         self._pending: list[NewEvent] = []  # appended, not yet written (`flush`)
@@ -568,6 +567,7 @@ class _BuildWriter:
             self._entry(entry, outcome, timer, evidence[entry.entry_id])
         if self.conflicts.reactivated:  # the other side of a conflict its session settled
             self.flush()
+            self.view.tables_current()  # graduate_kept reads the tables
             reason = f"conflict settled by session {self.session_id}"
             graduate_kept(
                 self.conn,
@@ -698,6 +698,7 @@ class _BuildWriter:
                 vector_search=None
                 if neighbours is None
                 else precomputed_search(project, neighbours),
+                projected=self.view.tasks_projected,
             )
             self.appended += len(resolver.resolve(mentions, rejected))
 
@@ -769,16 +770,9 @@ class _BuildWriter:
     ) -> list[tuple[str, str, str]]:
         """(entry_id, session_id, stage) of verified entries from other sessions stating the
         same memory: the same canonical key, or a restatement (`same_memory`)."""
-        pool = self._pools.get(candidate.entry_type)
-        if pool is None:  # once per type and build, indexed by key and content word
-            rows = corroboration_pool(
-                self.conn, candidate.entry_type, self.session_id, ("active", "contested")
-            )
-            self._pool_rows[candidate.entry_type] = {r[0]: (r[0], r[1], r[2]) for r in rows}
-            pool = pool_index(candidate.entry_type, rows, _memory_words)
-            self._pools[candidate.entry_type] = pool
-        words = _memory_words(candidate.entry_type, candidate.title)
-        matched = dict.fromkeys(pool.matching(canonical_key, words))
+        pool = self.view.pools.pool(candidate.entry_type)
+        words = memory_words(candidate.entry_type, candidate.title)
+        matched = dict.fromkeys(pool.matching(canonical_key, words, self.session_id))
         matched.update(dict.fromkeys(self._restatements(candidate.entry_id)))
         # A contradiction never corroborates: contested entries certify nothing.
         return [
@@ -792,23 +786,28 @@ class _BuildWriter:
         fact = self.conflicts.facts.get(entry_id)
         if fact is None or fact.entry_type not in COMPARED_TYPES or not fact.value:
             return []  # `restates` needs a value on both sides
-        rows = self._pool_rows.get(fact.entry_type, {})
+        pool = self.view.pools.pool(fact.entry_type)
         return [
-            rows[old.entry_id]
-            for old in self._restatable_facts(fact.entry_type, rows)
+            pool.member(old.entry_id, self.session_id)  # type: ignore[misc]
+            for old in self._restatable_facts(fact.entry_type, pool)
             if restates(fact, old)
         ]
 
-    def _restatable_facts(self, entry_type: str, rows: dict[str, Any]) -> list[Fact]:
+    def _restatable_facts(self, entry_type: str, pool: SessionPool) -> list[Fact]:
         """The believed facts of a type in its corroboration pool with a value, in believed
-        order. Believed lists only grow (by the build's own facts, never in the pool of
-        other sessions), so the filter runs once per fact, not once per fact and entry."""
+        order. A build's believed list does not change while it runs (`FactView` takes
+        in the build's events after it), so the filter runs once per fact, not once per
+        fact and entry."""
         believed = self.conflicts.believed(entry_type)
         cached = self._restatable.get(entry_type)
         if cached is None or cached[0] is not believed:
             cached = (believed, 0, [])
         _, seen, kept = cached
-        kept.extend(old for old in believed[seen:] if old.entry_id in rows and old.value)
+        kept.extend(
+            old
+            for old in believed[seen:]
+            if old.value and pool.member(old.entry_id, self.session_id) is not None
+        )
         self._restatable[entry_type] = (believed, len(believed), kept)
         return kept
 

@@ -393,20 +393,22 @@ class Follower:
         run_projectors(self.conn, self.projectors)
         self.seen = dict.fromkeys(self.seen, len(self.log))
 
-    def advance(self, names: Iterable[str] | None = None) -> None:
-        """Bring the projectors `names` (all by default) up to the newest event appended."""
+    def advance(self, names: Iterable[str] | None = None, upto: int | None = None) -> None:
+        """Bring the projectors `names` (all by default) up to the newest event appended,
+        or to the first `upto` events of the log (not for those in `self_kept`)."""
         wanted = set(self.seen) if names is None else set(names)
+        end = len(self.log) if upto is None else upto
         for projector in self.projectors:
             if projector.name not in wanted:
                 continue
             if projector.name in self.self_kept:
                 run_projector(self.conn, projector)
                 continue
-            fresh = self.log[self.seen[projector.name] :]
+            fresh = self.log[self.seen[projector.name] : end]
             mine = [e for e in fresh if e.event_type in projector.event_types]
             if mine:
                 _apply_events(self.conn, projector, mine)
-            self.seen[projector.name] = len(self.log)
+            self.seen[projector.name] = max(self.seen[projector.name], end)
 
     def settle(self) -> None:
         """Advance every projector, then write the offsets (each at the last event of any

@@ -358,8 +358,13 @@ class TaskResolver:
         build_id: str | None = None,
         actor: str = "task_resolver",
         vector_search: VectorSearch | None = None,
+        projected: bool = False,
     ) -> None:
         self.conn = conn
+        # The caller brought the task projector up to date and nothing but resolvers,
+        # which apply what they append, appends task events in its transaction (a
+        # pipeline build transaction): `resolve` need not read what is pending first.
+        self.projected = projected
         self.project = normalize_project(project)
         self.build_id = build_id
         self.actor = actor
@@ -380,7 +385,8 @@ class TaskResolver:
     ) -> list[StoredEvent]:
         """Process `items` in order, then record `rejected`; return the events this call
         appended (none on a re-run)."""
-        run_projector(self.conn, self.projector)
+        if not self.projected:
+            run_projector(self.conn, self.projector)
         appended: list[StoredEvent] = []
         last_projected: StoredEvent | None = None
         items = list(items)

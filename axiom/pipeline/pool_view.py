@@ -1,0 +1,109 @@
+"""The corroboration pools the builds of one write transaction read: `corroboration_pool`
+over `entries` as the transaction found the table, plus the entry events its builds
+appended, folded in memory the way `axiom.entries.projector` folds them (an entry is
+created raw and active; a promotion or demotion sets its stage, a status change its
+status).
+
+One pool per entry type serves every session (`SessionPool`; a build leaves its own
+session out when it matches). It is read and indexed once per transaction and changed in
+place, where reading and indexing it again in every build cost a share of each build that
+grew with the store. `absorb` must see every event the transaction appended, in order,
+before a build reads; folding an event twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+
+import duckdb
+
+from axiom.entries.queries import POOL_STAGES, corroboration_members, pool_fields
+from axiom.graduation.corroboration import MemoryWords, SessionPool
+from axiom.store.event_types import (
+    ENTRY_CREATED,
+    ENTRY_DEMOTED,
+    ENTRY_PROMOTED,
+    ENTRY_STATUS_CHANGED,
+)
+from axiom.store.events import StoredEvent
+
+POOL_STATUSES = ("active", "contested")  # a build's pool: contested ones it may settle
+_ENTRY_EVENTS = (ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_DEMOTED, ENTRY_STATUS_CHANGED)
+TYPE, SESSION, STAGE, STATUS, TITLE, KEY = range(6)  # positions in a followed entry's row
+
+# The words of a title are the same whenever asked, and `MemoryWords` is immutable.
+memory_words: Callable[[str, str], MemoryWords] = functools.lru_cache(maxsize=1 << 16)(
+    MemoryWords.of
+)
+
+
+def _member(row: list) -> bool:
+    return row[STAGE] in POOL_STAGES and row[STATUS] in POOL_STATUSES
+
+
+class PoolView:
+    """Each type's corroboration pool as of the events absorbed (see the module docstring)."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
+        self.conn = conn
+        # Entries the events touched: [type, session, stage, status, title, canonical key].
+        self._rows: dict[str, list] = {}
+        self._pools: dict[str, SessionPool] = {}  # loaded on first use
+
+    def absorb(self, events: Iterable[StoredEvent]) -> None:
+        mine = [e for e in events if e.event_type in _ENTRY_EVENTS]
+        created = {e.payload["entry_id"] for e in mine if e.event_type == ENTRY_CREATED}
+        unknown = {e.payload["entry_id"] for e in mine} - created - self._rows.keys()
+        if unknown:  # stored entries the events change: their rows, in one read
+            for r in pool_fields(self.conn, sorted(unknown)):
+                self._rows[r[0]] = list(r[1:])
+        touched: dict[str, None] = {}
+        for event in mine:
+            p, eid = event.payload, event.payload["entry_id"]
+            if event.event_type == ENTRY_CREATED:
+                self._rows.setdefault(
+                    eid,
+                    [
+                        p["entry_type"],
+                        p["session_id"],
+                        "raw",
+                        "active",
+                        p["title"],
+                        p["canonical_key"],
+                    ],
+                )
+            elif eid not in self._rows:
+                continue  # no such entry: the projector skips the event too
+            elif event.event_type == ENTRY_STATUS_CHANGED:
+                self._rows[eid][STATUS] = p["to"]
+            else:
+                self._rows[eid][STAGE] = p["to"]
+            touched[eid] = None
+        for eid in touched:
+            row = self._rows[eid]
+            pool = self._pools.get(row[TYPE])
+            if pool is not None:
+                self._place(pool, eid, row)
+
+    def pool(self, entry_type: str) -> SessionPool:
+        """The type's pool for every session (`SessionPool.matching` leaves one out)."""
+        pool = self._pools.get(entry_type)
+        if pool is None:
+            pool = self._pools[entry_type] = SessionPool()
+            for eid, session, stage, title, key, _ in corroboration_members(
+                self.conn, entry_type, POOL_STATUSES
+            ):
+                if eid not in self._rows:  # else as the events left it, below
+                    pool.put((eid, session, stage), key, memory_words(entry_type, title))
+            for eid, row in self._rows.items():
+                if row[TYPE] == entry_type:
+                    self._place(pool, eid, row)
+        return pool
+
+    @staticmethod
+    def _place(pool: SessionPool, eid: str, row: list) -> None:
+        if _member(row):
+            pool.put((eid, row[SESSION], row[STAGE]), row[KEY], memory_words(row[TYPE], row[TITLE]))
+        else:
+            pool.discard(eid)
