@@ -2,10 +2,10 @@
 
 Everything that does not need the database happens before the write lock is taken:
 parsing, and `prepare_session` (normalize with `check_transcript`, apply the privacy filter,
-prove the result projects with `session_rows`, build the payload and dedupe key). Each file
-is then written in one short transaction that only appends its events and advances the
-session projection. The transcript is immutable, so what was proven outside the lock is
-what is appended inside it.
+prove the result projects with `session_rows`, build the payload and dedupe key). Files are
+then written several per short transaction (`import_paths`) that only appends their events
+and advances the session projection. The transcript is immutable, so what was proven
+outside the lock is what is appended inside it.
 """
 
 from __future__ import annotations
@@ -236,6 +236,20 @@ def ingest_transcripts(
     return write_projecting(db, work)
 
 
+# Files whose sessions are written in one transaction: each transaction costs a connect
+# and a checkpoint whatever its size, most of a small file's import when it had its own.
+IMPORT_GROUP_FILES = 32
+IMPORT_GROUP_MESSAGES = 5_000  # fewer files when they hold this many: the lock stays short
+
+
+@dataclass
+class _ReadFile:
+    """A file parsed and its sessions prepared (outside the lock), not yet written."""
+
+    path: Path
+    sessions: list[PreparedSession]
+
+
 def import_paths(
     db: Database,
     paths: Iterable[Path],
@@ -245,27 +259,48 @@ def import_paths(
     within: Sequence[Path] | None = None,
 ) -> ImportReport:
     """Import the transcripts at `paths`; `within`: the import roots a path sent to the
-    server was confined to (links inside its folders must not lead out of them)."""
+    server was confined to (links inside its folders must not lead out of them).
+
+    Files are parsed and prepared one by one, then written several per transaction (up to
+    `IMPORT_GROUP_FILES` files or `IMPORT_GROUP_MESSAGES` messages). A group whose write
+    fails is written again one file per transaction, so a file that cannot be stored is
+    reported on its own and the others still land. `on_file` is called once per file,
+    after it is written or has failed."""
     files, issues = discover(paths, within)
     report = ImportReport(issues=list(issues))
+    group: list[_ReadFile] = []
     for path in files:
         report.files += 1
         try:
-            _import_file(db, path, fmt, project, report)
-        except (UnknownFormat, OutOfSpace):
-            raise  # a wrong --format, or a full disk: every later file would fail the same
+            read = _read_file(path, fmt, report)
+        except UnknownFormat:  # a wrong --format: every later file would fail the same
+            _write_group(db, group, project, report, on_file)  # (none read yet, in fact)
+            raise
         except Exception as exc:  # one file's surprise must not stop the other files
-            log.debug("import of %s failed", path, exc_info=True)
-            reason = masked_excerpt(f"not imported: {type(exc).__name__}: {exc}", 500)
-            report.issues.append(InputIssue(str(path), None, reason))
-        if on_file:
-            on_file(path)
+            _failed(report, path, exc)
+            if on_file:
+                on_file(path)
+            continue
+        group.append(read)
+        if len(group) >= IMPORT_GROUP_FILES or _messages(group) >= IMPORT_GROUP_MESSAGES:
+            _write_group(db, group, project, report, on_file)
+            group = []
+    _write_group(db, group, project, report, on_file)
     return report
 
 
-def _import_file(
-    db: Database, path: Path, fmt: str | None, project: bool, report: ImportReport
-) -> None:
+def _messages(group: list[_ReadFile]) -> int:
+    return sum(len(s.transcript.messages) for read in group for s in read.sessions)
+
+
+def _failed(report: ImportReport, path: Path, exc: Exception) -> None:
+    log.debug("import of %s failed", path, exc_info=True)
+    reason = masked_excerpt(f"not imported: {type(exc).__name__}: {exc}", 500)
+    report.issues.append(InputIssue(str(path), None, reason))
+
+
+def _read_file(path: Path, fmt: str | None, report: ImportReport) -> _ReadFile:
+    """Parse the file and prepare its sessions; the issues found go into `report`."""
     parsed = parse_file(path, fmt)
     report.issues += parsed.issues
     prepared: list[PreparedSession] = []
@@ -279,12 +314,44 @@ def _import_file(
         sid = session.transcript.session_id
         report.issues += [InputIssue(str(path), None, f"session {sid}: {n}") for n in session.notes]
         prepared.append(session)
-    if not prepared:
+    return _ReadFile(path, prepared)
+
+
+def _write_group(
+    db: Database,
+    group: list[_ReadFile],
+    project: bool,
+    report: ImportReport,
+    on_file: Callable[[Path], None] | None,
+) -> None:
+    """The sessions of `group` in one transaction; if it fails, file by file."""
+    sessions = [s for read in group for s in read.sessions]
+    try:
+        # Notes reported when read, so not logged again (`ingest_transcripts` logs the
+        # notes only of the transcripts it prepares itself).
+        results = ingest_transcripts(db, sessions, project=project) if sessions else []
+    except OutOfSpace:
+        raise  # a full disk: every later file would fail the same
+    except Exception as exc:
+        if len(group) == 1:
+            _failed(report, group[0].path, exc)
+            if on_file:
+                on_file(group[0].path)
+            return
+        log.debug("a group of %d files failed: writing them one by one", len(group))
+        for read in group:
+            _write_group(db, [read], project, report, on_file)
         return
-    # Reported above, so not logged again (`ingest_transcripts` logs the notes only of the
-    # transcripts it prepares itself).
-    results = ingest_transcripts(db, prepared, project=project)
-    for session, result in zip(prepared, results, strict=True):
+    _count(report, sessions, results)
+    if on_file:
+        for read in group:
+            on_file(read.path)
+
+
+def _count(
+    report: ImportReport, sessions: list[PreparedSession], results: list[MergeResult]
+) -> None:
+    for session, result in zip(sessions, results, strict=True):
         report.session_ids.append(session.transcript.session_id)
         report.messages += len(session.transcript.messages)
         report.messages_added += result.counts.added

@@ -175,3 +175,64 @@ def test_a_transcript_that_would_not_project_is_never_appended(
         ingest_transcripts(db, [ok], actor="api", project=False)
     with db.read() as conn:
         assert collect_stats(conn)["events"] == 0
+
+
+SAMPLE_ID = "7f3c9a2e-5b1d-4c8e-9a6f-2d4e8b1c0a57"  # the session id in `sample_session`
+
+
+def _copies(sample_session: Path, folder: Path, ids: list[str]) -> list[Path]:
+    """The sample transcript once per id, each under its own session id."""
+    folder.mkdir(parents=True)
+    text = sample_session.read_text(encoding="utf-8")
+    assert SAMPLE_ID in text
+    paths = [folder / f"{sid}.jsonl" for sid in ids]
+    for path, sid in zip(paths, ids, strict=True):
+        path.write_text(text.replace(SAMPLE_ID, sid), encoding="utf-8")
+    return paths
+
+
+def _write_units(db: Database) -> int:
+    """How many write transactions the store has seen (the generation's sequence)."""
+    return int(db.generation().split(".")[0] or 0)
+
+
+def test_files_are_written_several_per_transaction(
+    db: Database, tmp_path: Path, sample_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = [f"s{n}" for n in range(5)]
+    _copies(sample_session, tmp_path / "five", ids)
+    before = _write_units(db)
+    report = import_paths(db, [tmp_path / "five"])
+    assert (report.files, report.sessions_new, report.messages) == (5, 5, 60)
+    assert _write_units(db) - before == 1
+    monkeypatch.setattr(importer, "IMPORT_GROUP_FILES", 2)
+    _copies(sample_session, tmp_path / "more", [f"t{n}" for n in range(5)])
+    before = _write_units(db)
+    assert import_paths(db, [tmp_path / "more"]).sessions_new == 5
+    assert _write_units(db) - before == 3  # 2 + 2 + 1 files
+    with db.read() as conn:
+        assert collect_stats(conn)["sessions"] == 10
+
+
+def test_a_group_that_fails_to_write_lands_file_by_file(
+    db: Database, tmp_path: Path, sample_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose write fails (injected: its append raises) is reported on its own; the
+    other files of its group are still imported, and every file is counted as done."""
+    real = importer.append_sessions
+
+    def append_sessions(conn, prepared, actor="import"):  # type: ignore[no-untyped-def]
+        if any(p.transcript.session_id == "bad" for p in prepared):
+            raise RuntimeError("the store refused it")
+        return real(conn, prepared, actor)
+
+    monkeypatch.setattr(importer, "append_sessions", append_sessions)
+    _copies(sample_session, tmp_path / "three", ["good1", "bad", "good2"])
+    done: list[Path] = []
+    report = import_paths(db, [tmp_path / "three"], on_file=done.append)
+    assert sorted(report.session_ids) == ["good1", "good2"]
+    assert [i.reason for i in report.issues] == ["not imported: RuntimeError: the store refused it"]
+    assert report.issues[0].path.endswith("bad.jsonl")
+    assert sorted(p.name for p in done) == ["bad.jsonl", "good1.jsonl", "good2.jsonl"]
+    with db.read() as conn:
+        assert collect_stats(conn)["sessions"] == 2
