@@ -645,13 +645,17 @@ class TaskResolver:
     def _unblock(self, ids: list[str], m: TaskMention, mkey: str, reason: str) -> list[NewEvent]:
         """`decide_blocker_resolved` for every open task that `ids` block (a task left
         with no blocker is no longer blocked), skipping a task whose status was observed
-        after `m`."""
+        after `m`, and a task among `ids` itself (blocked through a condition resolving to
+        it): its done change clears its blockers, and the projection read here is from
+        before that change."""
         entry_id, session_id = m.entry_id.strip(), m.session_id
         observed = _naive_utc(m.observed_at)
         where = _where(m, entry_id, session_id, observed)
         out: list[NewEvent] = []
         states: dict[str, TaskState] = {}
         for task_id, declared in tasks_blocked_by(self.conn, ids):
+            if task_id in ids:
+                continue
             if task_id not in states:
                 loaded = load_task_state(self.conn, task_id)
                 last = _naive_utc(loaded[1].get("last_status_observed_at")) if loaded else None

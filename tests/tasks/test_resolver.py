@@ -19,7 +19,9 @@ from axiom.store.event_types import (
     TASK_TRANSITION_REJECTED,
 )
 from axiom.store.projection import rebuild
+from axiom.tasks.as_of import list_tasks_as_of
 from axiom.tasks.canonical import entity_id_for, placeholder_condition_key, task_key
+from axiom.tasks.commands import resolve_condition
 from axiom.tasks.projector import TaskProjector
 from axiom.tasks.resolver import TaskMention, TaskResolver, load_task_state
 
@@ -269,6 +271,25 @@ def test_a_new_task_whose_text_is_an_open_condition_resolves_it(conn) -> None:
         "SELECT blocker_id, via_resolution, declared_blocker_type FROM v_task_blockers_effective"
     ).fetchone()
     assert row == (review, True, "condition")
+
+
+def test_a_task_blocked_through_a_condition_resolving_to_itself_stays_done(conn) -> None:
+    """Its placeholder resolved to the task itself: the task's own done is no blocker
+    of it reported done (that read the task's state from before the done change and
+    moved it blocked -> pending after it)."""
+    resolver = TaskResolver(conn, PROJECT)
+    resolver.resolve([mention("e1", "Ship", "blocked", source="todowrite", at=T0)])
+    ship = entity_id_for(task_key(PROJECT, "Ship"))
+    cond = entity_id_for(placeholder_condition_key(PROJECT, ship))
+    resolve_condition(conn, cond, ship)
+
+    events = resolver.resolve([mention("e2", "Ship", "done", source="todowrite", at=T0)])
+    changes = [
+        (e.payload["from"], e.payload["to"]) for e in events if e.event_type == TASK_STATUS_CHANGED
+    ]
+    assert changes == [("blocked", "in_progress"), ("in_progress", "done")]
+    assert tasks(conn) == [(ship, "Ship", "done")]
+    assert [t.status for t in list_tasks_as_of(conn, datetime(9999, 1, 1))] == ["done"]
 
 
 # --------------------------------------------------------------------------- transitions
