@@ -73,7 +73,8 @@ def fact_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
     ]
 
 
-def _conflict_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
+def conflict_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
+    """The `conflicts` row a `conflict_detected` event makes."""
     return [
         p["conflict_id"],
         p["older_id"],
@@ -91,7 +92,7 @@ def _conflict_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
     ]
 
 
-def _resolution(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
+def resolution_fields(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
     """(resolved_at, resolution, resolved_by, note) of a `conflict_resolved` event."""
     if p["choice"] not in (*RESOLUTION_CHOICES, *SETTLED_CHOICES):
         raise ValueError(f"unknown resolution choice {p['choice']!r}")
@@ -107,7 +108,7 @@ class _Fold:
         self.facts: dict[str, list[Any]] = {}
         self.conflicts: dict[str, list[Any]] = {}
         self.statuses: dict[str, Any] = {}  # stored fact -> status
-        self.resolutions: dict[str, list[Any]] = {}  # stored conflict -> `_resolution`
+        self.resolutions: dict[str, list[Any]] = {}  # stored conflict -> `resolution_fields`
 
     def step(self, event: StoredEvent) -> None:
         p: dict[str, Any] = event.payload
@@ -123,11 +124,11 @@ class _Fold:
             elif eid in self.stored_facts:
                 self.statuses[eid] = to
         elif event.event_type == CONFLICT_DETECTED:
-            row = _conflict_row(event, p)
+            row = conflict_row(event, p)
             if row[0] not in self.stored_conflicts:
                 self.conflicts.setdefault(row[0], row)
         elif event.event_type == CONFLICT_RESOLVED:
-            resolution, cid = _resolution(event, p), p["conflict_id"]
+            resolution, cid = resolution_fields(event, p), p["conflict_id"]
             if cid in self.conflicts:
                 self.conflicts[cid][RESOLVED[0]] = ["resolved"]
                 self.conflicts[cid][RESOLVED[1]] = resolution

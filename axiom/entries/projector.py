@@ -30,7 +30,7 @@ _COLUMNS = (
 )
 
 
-def _created_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
+def created_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
     """The `entries` row an `entry_created` event makes (columns `_COLUMNS`)."""
     return [
         p["entry_id"],
@@ -54,7 +54,7 @@ def _created_row(event: StoredEvent, p: dict[str, Any]) -> list[Any]:
     ]
 
 
-STAGE, STATUS, SUPERSEDED_BY = 5, 6, 16  # positions in a `_created_row`
+STAGE, STATUS, SUPERSEDED_BY = 5, 6, 16  # positions in a `created_row`
 
 
 class _Fold:
@@ -70,7 +70,7 @@ class _Fold:
     def step(self, event: StoredEvent) -> None:
         p: dict[str, Any] = event.payload
         if event.event_type == ENTRY_CREATED:
-            row = _created_row(event, p)
+            row = created_row(event, p)
             if row[0] not in self.stored:
                 self.new.setdefault(row[0], row)
         elif event.event_type in (ENTRY_PROMOTED, ENTRY_DEMOTED):
@@ -127,7 +127,7 @@ class EntryProjector:
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
         p: dict[str, Any] = event.payload
         if event.event_type == ENTRY_CREATED:
-            insert_new(conn, "entries", _COLUMNS, [_created_row(event, p)])
+            insert_new(conn, "entries", _COLUMNS, [created_row(event, p)])
         elif event.event_type in (ENTRY_PROMOTED, ENTRY_DEMOTED):
             conn.execute(
                 "UPDATE entries SET stage = ? WHERE entry_id = ?", [p["to"], p["entry_id"]]

@@ -22,6 +22,7 @@ from axiom.conflicts.detector import (
     BelievedFacts,
     Contradiction,
     Fact,
+    contradictions,
     states_change,
     within_session,
 )
@@ -67,6 +68,7 @@ class BuildConflicts:
         # superseded within the session by this build: entry id -> (by entry id, reason)
         self._superseded: dict[str, tuple[str, str]] = {}
         self._believed: dict[str, BelievedFacts] = {}  # believed facts by entry type
+        self._added: dict[str, list[Fact]] = {}  # this build's facts compared, by type
         # entry id -> id it is in open conflict with -> (older id, newer id) of that
         # conflict: every open conflict, read once (`open_by_entry`), plus those this build
         # detects, less those it settles (`_settle_taken_back`).
@@ -140,12 +142,15 @@ class BuildConflicts:
         pool = self._believed.get(fact.entry_type)
         if pool is None:
             pool = self._believed[fact.entry_type] = self.view.believed(fact.entry_type)
-        # The build's own facts are not added to `pool`: no fact contradicts one of its
-        # own session there (`_within_session` compares those).
-        found = pool.contradictions(fact)
+        # As if the build's facts compared so far followed the believed ones (`pool` is the
+        # transaction's, so they are kept apart): a fact contradicts none of its own
+        # session there, but a session without an id has none to share.
+        added = self._added.setdefault(fact.entry_type, [])
+        found = pool.contradictions(fact) + contradictions(fact, added)
         self._read_statuses([c.older_id for c in found])  # one query for them all
         for c in found:
             self._conflict(c)
+        added.append(fact)
         self._within_session(fact)
 
     def _within_session(self, fact: Fact) -> None:

@@ -22,7 +22,7 @@ from operator import itemgetter
 import duckdb
 
 from axiom.conflicts.detector import COMPARED_TYPES, BelievedFacts, Fact
-from axiom.conflicts.projector import fact_row
+from axiom.conflicts.projector import conflict_row, fact_row, resolution_fields
 from axiom.conflicts.queries import (
     believed_facts_dated,
     fact_statuses,
@@ -35,7 +35,7 @@ from axiom.store.event_types import (
     ENTRY_CREATED,
     ENTRY_STATUS_CHANGED,
 )
-from axiom.store.events import StoredEvent
+from axiom.store.events import StoredEvent, is_redacted
 
 BELIEVED = frozenset(("active", "contested"))  # the statuses `believed_facts` reads
 Place = tuple[datetime, str]  # (created_ts, entry_id): a fact's place in believed order
@@ -89,21 +89,12 @@ class FactView:
     def absorb(self, events: Iterable[StoredEvent]) -> None:
         touched: dict[str, None] = {}  # facts created or given a status, in order
         for event in events:
-            p = event.payload
-            if event.event_type == ENTRY_CREATED:
-                if p["entry_type"] in COMPARED_TYPES and p["entry_id"] not in self._created:
-                    fact = Fact(*fact_row(event, p)[:10])  # the first row stands, as stored
-                    self._created[fact.entry_id] = ((event.ts, fact.entry_id), fact)
-                    self._status.pop(fact.entry_id, None)  # one set before: of no fact
-                    touched[fact.entry_id] = None
-            elif event.event_type == ENTRY_STATUS_CHANGED:
-                self._status[p["entry_id"]] = p["to"]
-                touched[p["entry_id"]] = None
-            elif event.event_type == CONFLICT_DETECTED:
-                self._detected[p["conflict_id"]] = (event.ts, p["older_id"], p["newer_id"])
-                self._resolved.discard(p["conflict_id"])
-            elif event.event_type == CONFLICT_RESOLVED:
-                self._resolved.add(p["conflict_id"])
+            if is_redacted(event.payload):
+                continue  # the projector passes it over too
+            try:
+                self._fold(event, touched)
+            except (KeyError, TypeError, ValueError):
+                continue  # a poison event changes no row: the projector records it
         # Each fact placed once, by its last status: a fact created and superseded by the
         # same build never enters (and so never reorders) an index.
         now_believed: list[tuple[Place, Fact]] = []
@@ -121,8 +112,30 @@ class FactView:
             if believed is not None:
                 believed.put(place, fact)
 
+    def _fold(self, event: StoredEvent, touched: dict[str, None]) -> None:
+        p = event.payload
+        if event.event_type == ENTRY_CREATED:
+            if p["entry_type"] in COMPARED_TYPES and p["entry_id"] not in self._created:
+                fact = Fact(*fact_row(event, p)[:10])  # the first row stands, as stored
+                self._created[fact.entry_id] = ((event.ts, fact.entry_id), fact)
+                self._status.pop(fact.entry_id, None)  # one set before: of no fact
+                touched[fact.entry_id] = None
+        elif event.event_type == ENTRY_STATUS_CHANGED:
+            entry_id, to = p["entry_id"], p["to"]
+            self._status[entry_id] = to
+            touched[entry_id] = None
+        elif event.event_type == CONFLICT_DETECTED:
+            row = conflict_row(event, p)
+            self._detected[row[0]] = (event.ts, row[1], row[2])
+            self._resolved.discard(row[0])
+        elif event.event_type == CONFLICT_RESOLVED:
+            resolution_fields(event, p)  # refuses a choice the projector refuses
+            self._resolved.add(p["conflict_id"])
+
     def believed(self, entry_type: str) -> BelievedFacts:
-        """What `believed_facts(conn, entry_type)` would read after the events absorbed."""
+        """What `believed_facts(conn, entry_type)` would read after the events absorbed,
+        indexed. The index is the transaction's own, changed by the next `absorb`: read it
+        within one build."""
         self._read_unread()
         believed = self._types.get(entry_type)
         if believed is None:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 
 import duckdb
 
+from axiom.entries.projector import created_row
 from axiom.entries.queries import POOL_STAGES, corroboration_members, pool_fields
 from axiom.graduation.corroboration import MemoryWords, SessionPool
 from axiom.store.event_types import (
@@ -26,7 +27,7 @@ from axiom.store.event_types import (
     ENTRY_PROMOTED,
     ENTRY_STATUS_CHANGED,
 )
-from axiom.store.events import StoredEvent
+from axiom.store.events import StoredEvent, is_redacted
 
 POOL_STATUSES = ("active", "contested")  # a build's pool: contested ones it may settle
 _ENTRY_EVENTS = (ENTRY_CREATED, ENTRY_PROMOTED, ENTRY_DEMOTED, ENTRY_STATUS_CHANGED)
@@ -52,7 +53,13 @@ class PoolView:
         self._pools: dict[str, SessionPool] = {}  # loaded on first use
 
     def absorb(self, events: Iterable[StoredEvent]) -> None:
-        mine = [e for e in events if e.event_type in _ENTRY_EVENTS]
+        mine = [
+            e
+            for e in events
+            if e.event_type in _ENTRY_EVENTS
+            and not is_redacted(e.payload)  # the projector passes those over too
+            and isinstance(e.payload.get("entry_id"), str)
+        ]
         created = {e.payload["entry_id"] for e in mine if e.event_type == ENTRY_CREATED}
         unknown = {e.payload["entry_id"] for e in mine} - created - self._rows.keys()
         if unknown:  # stored entries the events change: their rows, in one read
@@ -60,31 +67,31 @@ class PoolView:
                 self._rows[r[0]] = list(r[1:])
         touched: dict[str, None] = {}
         for event in mine:
-            p, eid = event.payload, event.payload["entry_id"]
-            if event.event_type == ENTRY_CREATED:
-                self._rows.setdefault(
-                    eid,
-                    [
-                        p["entry_type"],
-                        p["session_id"],
-                        "raw",
-                        "active",
-                        p["title"],
-                        p["canonical_key"],
-                    ],
-                )
-            elif eid not in self._rows:
-                continue  # no such entry: the projector skips the event too
-            elif event.event_type == ENTRY_STATUS_CHANGED:
-                self._rows[eid][STATUS] = p["to"]
-            else:
-                self._rows[eid][STAGE] = p["to"]
-            touched[eid] = None
+            try:
+                if self._fold(event):
+                    touched[event.payload["entry_id"]] = None
+            except (KeyError, TypeError, ValueError):
+                continue  # a poison event changes no row: the projector records it
         for eid in touched:
             row = self._rows[eid]
             pool = self._pools.get(row[TYPE])
             if pool is not None:
                 self._place(pool, eid, row)
+
+    def _fold(self, event: StoredEvent) -> bool:
+        """The event's change to its entry's row, as `axiom.entries.projector` makes it;
+        False when it names no entry."""
+        p = event.payload
+        if event.event_type == ENTRY_CREATED:
+            row = created_row(event, p)  # refuses what the projector refuses
+            if p["entry_id"] not in self._rows:  # the first row stands, as stored
+                self._rows[p["entry_id"]] = [row[2], row[10], row[5], row[6], row[3], row[9]]
+            return True
+        to, row = p["to"], self._rows.get(p["entry_id"])
+        if row is None:
+            return False  # no such entry: the projector skips the event too
+        row[STATUS if event.event_type == ENTRY_STATUS_CHANGED else STAGE] = to
+        return True
 
     def pool(self, entry_type: str) -> SessionPool:
         """The type's pool for every session (`SessionPool.matching` leaves one out)."""
