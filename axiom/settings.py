@@ -252,6 +252,9 @@ class Settings:
     # AXIOM_WRITE_BUDGET_MS: how long one of the pipeline's write transactions may take more
     # builds (`axiom.pipeline.batch`); 0 writes one build per transaction.
     write_budget_ms: int = 1000
+    # AXIOM_IMPORT_GROUP_FILES: files an import writes per transaction (`axiom.ingest.
+    # importer.import_paths`; fewer when they hold IMPORT_GROUP_MESSAGES); 1: one per file.
+    import_group_files: int = 32
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -292,6 +295,9 @@ class Settings:
             auth_token=env_secret(env, "AXIOM_AUTH_TOKEN"),
             inject_budget=env_int(env, "AXIOM_INJECT_BUDGET", 600, minimum=0, maximum=20_000),
             write_budget_ms=env_int(env, "AXIOM_WRITE_BUDGET_MS", 1000, minimum=0, maximum=60_000),
+            import_group_files=env_int(
+                env, "AXIOM_IMPORT_GROUP_FILES", 32, minimum=1, maximum=10_000
+            ),
             search_facts_rows=env_int(env, "AXIOM_SEARCH_FACTS_ROWS", 2_000_000, minimum=0),
             import_roots=env_paths(env, "AXIOM_IMPORT_ROOTS", (claude_projects_dir(env),)),
             import_max_mb=env_int(env, "AXIOM_IMPORT_MAX_MB", 100, minimum=1, maximum=10_000),

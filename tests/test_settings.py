@@ -66,6 +66,8 @@ DOCUMENTED: list[tuple[str, str, str, Any]] = [
     ("AXIOM_SEARCH_FACTS_ROWS", "500000", "search_facts_rows", 500_000),
     ("AXIOM_WRITE_BUDGET_MS", "0", "write_budget_ms", 0),
     ("AXIOM_WRITE_BUDGET_MS", "250", "write_budget_ms", 250),
+    ("AXIOM_IMPORT_GROUP_FILES", "1", "import_group_files", 1),
+    ("AXIOM_IMPORT_GROUP_FILES", "100", "import_group_files", 100),
     ("AXIOM_READ_SNAPSHOTS", "on", "read_snapshots", True),
     ("AXIOM_READ_SNAPSHOTS", "off", "read_snapshots", False),
 ]
@@ -101,6 +103,8 @@ BAD: list[tuple[str, str]] = [
     ("AXIOM_SEARCH_FACTS_ROWS", "all"),
     ("AXIOM_WRITE_BUDGET_MS", "-5"),
     ("AXIOM_WRITE_BUDGET_MS", "1s"),
+    ("AXIOM_IMPORT_GROUP_FILES", "0"),
+    ("AXIOM_IMPORT_GROUP_FILES", "all"),
     ("AXIOM_READ_SNAPSHOTS", "sometimes"),
 ]
 

@@ -28,6 +28,7 @@ from axiom.ingest.privacy.transcript import filter_transcript
 from axiom.ingest.session_projector import SessionProjector, session_rows
 from axiom.ingest.transcript import Transcript
 from axiom.ingest.validate import check_transcript
+from axiom.settings import Settings
 from axiom.store.db import Database, OutOfSpace
 from axiom.store.event_types import REDACTED, SESSION_INGESTED
 from axiom.store.events import AppendResult, EventStore, NewEvent, StoredEvent, canonical_json
@@ -236,10 +237,10 @@ def ingest_transcripts(
     return write_projecting(db, work)
 
 
-# Files whose sessions are written in one transaction: each transaction costs a connect
-# and a checkpoint whatever its size, most of a small file's import when it had its own.
-IMPORT_GROUP_FILES = 32
-IMPORT_GROUP_MESSAGES = 5_000  # fewer files when they hold this many: the lock stays short
+# Files are written several per transaction (AXIOM_IMPORT_GROUP_FILES): each transaction
+# costs a connect and a checkpoint whatever its size, most of a small file's import when
+# it had its own. Fewer files when they hold this many messages: the lock stays short.
+IMPORT_GROUP_MESSAGES = 5_000
 
 
 @dataclass
@@ -262,12 +263,13 @@ def import_paths(
     server was confined to (links inside its folders must not lead out of them).
 
     Files are parsed and prepared one by one, then written several per transaction (up to
-    `IMPORT_GROUP_FILES` files or `IMPORT_GROUP_MESSAGES` messages). A group whose write
+    AXIOM_IMPORT_GROUP_FILES files or `IMPORT_GROUP_MESSAGES` messages). A group whose write
     fails is written again one file per transaction, so a file that cannot be stored is
     reported on its own and the others still land. `on_file` is called once per file,
     after it is written or has failed."""
     files, issues = discover(paths, within)
     report = ImportReport(issues=list(issues))
+    group_files = Settings.from_env().import_group_files
     group: list[_ReadFile] = []
     for path in files:
         report.files += 1
@@ -282,7 +284,7 @@ def import_paths(
                 on_file(path)
             continue
         group.append(read)
-        if len(group) >= IMPORT_GROUP_FILES or _messages(group) >= IMPORT_GROUP_MESSAGES:
+        if len(group) >= group_files or _messages(group) >= IMPORT_GROUP_MESSAGES:
             _write_group(db, group, project, report, on_file)
             group = []
     _write_group(db, group, project, report, on_file)

@@ -69,8 +69,10 @@ def axiom(
     )
 
 
-def run_axiom(data_dir: Path, *args: str, timeout: float = 300) -> tuple[int, str, str]:
-    process = axiom(data_dir, *args)
+def run_axiom(
+    data_dir: Path, *args: str, timeout: float = 300, settings: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    process = axiom(data_dir, *args, settings=settings)
     out, err = process.communicate(timeout=timeout)
     return process.returncode, out.decode(), err.decode()
 

@@ -41,7 +41,12 @@ def test_a_full_disk_stops_the_import_with_a_clear_error_and_it_resumes_after(
     assert run_axiom(data_dir, "migrate")[0] == 0
     db = Database(data_dir / "axiom.duckdb")
 
-    code, _, err = run_axiom(data_dir, "import", str(tmp_path / "src"), "--no-process")
+    # One file per write transaction, so the disk fills after some files are stored (by
+    # default the first 32 are written in one transaction, which the full disk refuses).
+    one_file = {"AXIOM_IMPORT_GROUP_FILES": "1"}
+    code, _, err = run_axiom(
+        data_dir, "import", str(tmp_path / "src"), "--no-process", settings=one_file
+    )
 
     assert code == 1
     assert f"error: the disk holding {data_dir} is full (No space left on device)" in err

@@ -71,7 +71,12 @@ def test_an_importer_killed_mid_ingest_stores_each_session_whole_or_not_at_all(
     tmp_path: Path, data_dir: Path, db: Database
 ) -> None:
     ids = write_sessions(tmp_path / "src", SESSIONS, MESSAGES)
-    importer = axiom(data_dir, "import", str(tmp_path / "src"), "--quiet", "--no-process")
+    # One file per write transaction, so that there is a moment to kill at in between
+    # (by default these small files are written in one transaction).
+    one_file = {"AXIOM_IMPORT_GROUP_FILES": "1"}
+    importer = axiom(
+        data_dir, "import", str(tmp_path / "src"), "--quiet", "--no-process", settings=one_file
+    )
 
     kill_when(importer, lambda: 0 < count(db, INGESTS) < SESSIONS // 2)
     partial = count(db, "SELECT count(*) FROM messages")

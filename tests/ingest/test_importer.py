@@ -205,7 +205,7 @@ def test_files_are_written_several_per_transaction(
     report = import_paths(db, [tmp_path / "five"])
     assert (report.files, report.sessions_new, report.messages) == (5, 5, 60)
     assert _write_units(db) - before == 1
-    monkeypatch.setattr(importer, "IMPORT_GROUP_FILES", 2)
+    monkeypatch.setenv("AXIOM_IMPORT_GROUP_FILES", "2")
     _copies(sample_session, tmp_path / "more", [f"t{n}" for n in range(5)])
     before = _write_units(db)
     assert import_paths(db, [tmp_path / "more"]).sessions_new == 5
