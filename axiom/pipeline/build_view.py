@@ -7,6 +7,9 @@ once, when the transaction ends (`axiom.store.projection.Follower.settle`), inst
 before every build, and the pools are read once per transaction instead of once per build.
 `catch_up` folds the events of the builds written so far; a reader of the tables
 themselves (`graduate_kept`) first brings them up to the same point (`tables_current`).
+The views rely on what the event store's dedupe keys guarantee: one `entry_created` per
+entry and one `conflict_detected` per conflict (a second would leave a stored row as it is,
+which a view does not check).
 """
 
 from __future__ import annotations
