@@ -239,8 +239,10 @@ def ingest_transcripts(
 
 # Files are written several per transaction (AXIOM_IMPORT_GROUP_FILES): each transaction
 # costs a connect and a checkpoint whatever its size, most of a small file's import when
-# it had its own. Fewer files when they hold this many messages: the lock stays short.
+# it had its own. Fewer files when they hold this many messages or characters of text
+# (tool output makes some messages tens of kilobytes): the lock stays short.
 IMPORT_GROUP_MESSAGES = 5_000
+IMPORT_GROUP_CHARS = 8_000_000
 
 
 @dataclass
@@ -263,7 +265,8 @@ def import_paths(
     server was confined to (links inside its folders must not lead out of them).
 
     Files are parsed and prepared one by one, then written several per transaction (up to
-    AXIOM_IMPORT_GROUP_FILES files or `IMPORT_GROUP_MESSAGES` messages). A group whose write
+    AXIOM_IMPORT_GROUP_FILES files, `IMPORT_GROUP_MESSAGES` messages or
+    `IMPORT_GROUP_CHARS` characters). A group whose write
     fails is written again one file per transaction, so a file that cannot be stored is
     reported on its own and the others still land. `on_file` is called once per file,
     after it is written or has failed."""
@@ -284,15 +287,21 @@ def import_paths(
                 on_file(path)
             continue
         group.append(read)
-        if len(group) >= group_files or _messages(group) >= IMPORT_GROUP_MESSAGES:
+        if len(group) >= group_files or _full(group):
             _write_group(db, group, project, report, on_file)
             group = []
     _write_group(db, group, project, report, on_file)
     return report
 
 
-def _messages(group: list[_ReadFile]) -> int:
-    return sum(len(s.transcript.messages) for read in group for s in read.sessions)
+def _full(group: list[_ReadFile]) -> bool:
+    """True when the group holds `IMPORT_GROUP_MESSAGES` messages or `IMPORT_GROUP_CHARS`
+    characters of text."""
+    messages = [m for read in group for s in read.sessions for m in s.transcript.messages]
+    return (
+        len(messages) >= IMPORT_GROUP_MESSAGES
+        or sum(len(m.text) for m in messages) >= IMPORT_GROUP_CHARS
+    )
 
 
 def _failed(report: ImportReport, path: Path, exc: Exception) -> None:
@@ -340,7 +349,7 @@ def _write_group(
             if on_file:
                 on_file(group[0].path)
             return
-        log.debug("a group of %d files failed: writing them one by one", len(group))
+        log.warning("writing %d files at once failed (%s): one by one", len(group), exc)
         for read in group:
             _write_group(db, [read], project, report, on_file)
         return

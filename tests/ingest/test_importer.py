@@ -210,8 +210,14 @@ def test_files_are_written_several_per_transaction(
     before = _write_units(db)
     assert import_paths(db, [tmp_path / "more"]).sessions_new == 5
     assert _write_units(db) - before == 3  # 2 + 2 + 1 files
+    monkeypatch.setenv("AXIOM_IMPORT_GROUP_FILES", "32")
+    monkeypatch.setattr(importer, "IMPORT_GROUP_CHARS", 1)  # each file's text fills a group
+    _copies(sample_session, tmp_path / "long", [f"u{n}" for n in range(3)])
+    before = _write_units(db)
+    assert import_paths(db, [tmp_path / "long"]).sessions_new == 3
+    assert _write_units(db) - before == 3
     with db.read() as conn:
-        assert collect_stats(conn)["sessions"] == 10
+        assert collect_stats(conn)["sessions"] == 13
 
 
 def test_a_group_that_fails_to_write_lands_file_by_file(

@@ -6,6 +6,7 @@ import itertools
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -270,3 +271,21 @@ def test_any_split_imported_in_any_order_stores_the_union_in_chain_order(
     for path in itertools.chain(paths, reversed(paths)):
         import_paths(db, [path])
     assert _events(db) == events
+
+
+def test_a_session_split_over_files_of_one_write_group_is_stored_as_file_by_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both files in one folder land in one write transaction (`import_paths` groups
+    files): the stored session and messages are what importing them one by one stores."""
+    (tmp_path / "src").mkdir()
+    edge, full = _issue_files(tmp_path / "src")
+    results = []
+    for group in ("32", "1"):
+        monkeypatch.setenv("AXIOM_IMPORT_GROUP_FILES", group)
+        db = Database(tmp_path / f"group{group}.duckdb")
+        migrate(db)
+        report = import_paths(db, [tmp_path / "src"])
+        results.append((report.sessions_new, report.messages_added, _uuids(db, SID), _tables(db)))
+    assert results[0] == results[1]
+    assert results[0][2] == [f"m{n:03d}" for n in range(11)]
