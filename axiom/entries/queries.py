@@ -207,15 +207,16 @@ POOL_STAGES = ("verified", "certified")  # the stages that corroborate another e
 
 def corroboration_members(
     conn: duckdb.DuckDBPyConnection, entry_type: str, statuses: tuple[str, ...]
-) -> list[tuple[str, str | None, str, str, str | None, str]]:
-    """(entry_id, session_id, stage, title, canonical_key, status) of the entries of a type
+) -> list[tuple[str, str | None, str, str, str | None]]:
+    """(entry_id, session_id, stage, title, canonical_key) of the entries of a type
     `corroboration_pool` would list for any session: a write transaction's builds keep
     them and follow the changes their events make (`axiom.pipeline.pool_view`)."""
+    stages = ", ".join("?" for _ in POOL_STAGES)
     marks = ", ".join("?" for _ in statuses) or "NULL"
     return conn.execute(
-        "SELECT entry_id, session_id, stage, title, canonical_key, status FROM entries"
-        f" WHERE entry_type = ? AND stage IN ('verified', 'certified') AND status IN ({marks})",
-        [entry_type, *statuses],
+        "SELECT entry_id, session_id, stage, title, canonical_key FROM entries"
+        f" WHERE entry_type = ? AND stage IN ({stages}) AND status IN ({marks})",
+        [entry_type, *POOL_STAGES, *statuses],
     ).fetchall()
 
 

@@ -181,6 +181,7 @@ class SessionPool:
             self._by_word[word].add(entry_id)
 
     def discard(self, entry_id: str) -> None:
+        """Take the entry out of the pool (it left the stages or statuses that corroborate)."""
         item = self._items.pop(entry_id, None)
         if item is None:
             return

@@ -349,7 +349,8 @@ def _write_group(
             if on_file:
                 on_file(group[0].path)
             return
-        log.warning("writing %d files at once failed (%s): one by one", len(group), exc)
+        reason = masked_excerpt(f"{type(exc).__name__}: {exc}", 300)
+        log.warning("writing %d files at once failed (%s): one by one", len(group), reason)
         for read in group:
             _write_group(db, [read], project, report, on_file)
         return

@@ -87,6 +87,7 @@ class FactView:
         self._resolved: set[str] = set()
 
     def absorb(self, events: Iterable[StoredEvent]) -> None:
+        """Fold `events` (the transaction's next ones, in order) into what the view shows."""
         touched: dict[str, None] = {}  # facts created or given a status, in order
         for event in events:
             if is_redacted(event.payload):

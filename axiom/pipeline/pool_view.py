@@ -39,7 +39,7 @@ memory_words: Callable[[str, str], MemoryWords] = functools.lru_cache(maxsize=1 
 )
 
 
-def _member(row: list) -> bool:
+def _member(row: list[str | None]) -> bool:
     return row[STAGE] in POOL_STAGES and row[STATUS] in POOL_STATUSES
 
 
@@ -49,10 +49,11 @@ class PoolView:
     def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
         self.conn = conn
         # Entries the events touched: [type, session, stage, status, title, canonical key].
-        self._rows: dict[str, list] = {}
+        self._rows: dict[str, list[str | None]] = {}
         self._pools: dict[str, SessionPool] = {}  # loaded on first use
 
     def absorb(self, events: Iterable[StoredEvent]) -> None:
+        """Fold `events` (the transaction's next ones, in order) into the rows and pools."""
         mine = [
             e
             for e in events
@@ -98,7 +99,7 @@ class PoolView:
         pool = self._pools.get(entry_type)
         if pool is None:
             pool = self._pools[entry_type] = SessionPool()
-            for eid, session, stage, title, key, _ in corroboration_members(
+            for eid, session, stage, title, key in corroboration_members(
                 self.conn, entry_type, POOL_STATUSES
             ):
                 if eid not in self._rows:  # else as the events left it, below
@@ -109,7 +110,7 @@ class PoolView:
         return pool
 
     @staticmethod
-    def _place(pool: SessionPool, eid: str, row: list) -> None:
+    def _place(pool: SessionPool, eid: str, row: list[str | None]) -> None:
         if _member(row):
             pool.put((eid, row[SESSION], row[STAGE]), row[KEY], memory_words(row[TYPE], row[TITLE]))
         else:
