@@ -251,6 +251,8 @@ class _ReadFile:
 
     path: Path
     sessions: list[PreparedSession]
+    messages: int  # in all its sessions: what the group's bounds count
+    chars: int
 
 
 def import_paths(
@@ -266,9 +268,9 @@ def import_paths(
 
     Files are parsed and prepared one by one, then written several per transaction (up to
     AXIOM_IMPORT_GROUP_FILES files, `IMPORT_GROUP_MESSAGES` messages or
-    `IMPORT_GROUP_CHARS` characters). A group whose write
-    fails is written again one file per transaction, so a file that cannot be stored is
-    reported on its own and the others still land. `on_file` is called once per file,
+    `IMPORT_GROUP_CHARS` characters). A group whose write fails is written again one file
+    per transaction, so a file that cannot be stored is reported on its own and the others
+    still land. `on_file` is called once per file,
     after it is written or has failed."""
     files, issues = discover(paths, within)
     report = ImportReport(issues=list(issues))
@@ -297,10 +299,9 @@ def import_paths(
 def _full(group: list[_ReadFile]) -> bool:
     """True when the group holds `IMPORT_GROUP_MESSAGES` messages or `IMPORT_GROUP_CHARS`
     characters of text."""
-    messages = [m for read in group for s in read.sessions for m in s.transcript.messages]
     return (
-        len(messages) >= IMPORT_GROUP_MESSAGES
-        or sum(len(m.text) for m in messages) >= IMPORT_GROUP_CHARS
+        sum(read.messages for read in group) >= IMPORT_GROUP_MESSAGES
+        or sum(read.chars for read in group) >= IMPORT_GROUP_CHARS
     )
 
 
@@ -325,7 +326,8 @@ def _read_file(path: Path, fmt: str | None, report: ImportReport) -> _ReadFile:
         sid = session.transcript.session_id
         report.issues += [InputIssue(str(path), None, f"session {sid}: {n}") for n in session.notes]
         prepared.append(session)
-    return _ReadFile(path, prepared)
+    messages = [m for s in prepared for m in s.transcript.messages]
+    return _ReadFile(path, prepared, len(messages), sum(len(m.text) for m in messages))
 
 
 def _write_group(

@@ -14,8 +14,8 @@ What a later build reads of the derived tables (believed facts, open conflicts,
 corroboration pools) it reads from views kept in memory over the events the transaction
 appended (`axiom.pipeline.build_view`), so every projector runs once per transaction, at
 its end, over those events (not read back). The events themselves are held back and
-inserted once per transaction (`axiom.store.events.deferred`). Readers in the processes that serve pages read a snapshot meanwhile
-(`axiom.store.snapshots`); the README ("The memory pipeline") has the measurements behind
+inserted once per transaction (`axiom.store.events.deferred`). Readers in the processes
+that serve pages read a snapshot meanwhile (`axiom.store.snapshots`); the README ("The memory pipeline") has the measurements behind
 the budget.
 """
 
