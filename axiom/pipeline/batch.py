@@ -2,7 +2,8 @@
 `axiom process` run in the foreground.
 
 Sessions go in chunks: each chunk is analysed first (extraction, alignment, validation:
-no lock), then its builds are written several per write transaction: another build is
+no lock; the next chunk's on a second thread while this one's builds are written, see
+`process_many`), then its builds are written several per write transaction: another build is
 taken while the time spent, the longest build so far and the projection left for the end
 of the transaction (as long as last time) stay within the write budget
 (`AXIOM_WRITE_BUDGET_MS`, default `WRITE_BUDGET_S`; at least one build), so the lock is
@@ -21,8 +22,10 @@ the budget.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 
 import duckdb
 
@@ -42,7 +45,7 @@ from axiom.pipeline.process import (
 )
 from axiom.settings import Settings
 from axiom.store.db import Database
-from axiom.store.events import appended, deferred
+from axiom.store.events import StoredEvent, appended, deferred
 from axiom.store.projection import (
     Follower,
     has_backlog,
@@ -170,27 +173,81 @@ def process_many(
     budget_s: float | None = None,
 ) -> list[ProcessReport]:
     """Run `pipeline` over `session_ids` in this order, chunk by chunk (idempotent), once
-    the projectors have caught up (`catch_up`); `budget_s` as in `write_builds`."""
+    the projectors have caught up (`catch_up`); `budget_s` as in `write_builds`.
+
+    The next chunk is analysed on a second thread while this chunk's builds are written
+    (`ChunkAnalyst`): the writes spend much of their time inside DuckDB, which lets go of
+    the GIL, and an LLM extractor or idris2 waits on another process. The next chunk is
+    looked up first (which of its sessions still need a build), so a session it shares
+    with a build not written yet makes it wait until that build is written, as it would
+    one chunk after another."""
     catch_up(db)
+    chunks = [session_ids[i : i + ANALYSE_CHUNK] for i in range(0, len(session_ids), ANALYSE_CHUNK)]
     reports: list[ProcessReport | None] = []  # per session, None while its build waits
     waiting: list[tuple[int, AnalysedBuild]] = []  # (position, build) analysed, not written
     told = 0  # sessions reported to `on_session`, in order
-    for i in range(0, len(session_ids), ANALYSE_CHUNK):
-        chunk = session_ids[i : i + ANALYSE_CHUNK]
-        if {b.report.session_id for _, b in waiting} & set(chunk):  # its build goes first
-            waiting = _write_waiting(db, reports, waiting, budget_s, leave_tail=False)
-        with db.read() as conn:  # one connection for the chunk's ingests
-            found = pending_ingests(conn, chunk, pipeline)
-        for f in found:
-            if not isinstance(f, ProcessReport):
-                waiting.append((len(reports), analyse_ingest(db, f, pipeline)))
-            reports.append(f if isinstance(f, ProcessReport) else None)
-        more = i + ANALYSE_CHUNK < len(session_ids)
-        waiting = _write_waiting(db, reports, waiting, budget_s, leave_tail=more)
-        while on_session and told < len(reports) and reports[told] is not None:
-            on_session(session_ids[told])
-            told += 1
+    with ChunkAnalyst(db, pipeline) as analyst:
+        ahead: Future[list[ProcessReport | AnalysedBuild]] | None = None
+        for n, chunk in enumerate(chunks):
+            if ahead is None:  # not looked up while the chunk before was written
+                if _sessions(waiting) & set(chunk):  # its build goes first
+                    waiting = _write_waiting(db, reports, waiting, budget_s, leave_tail=False)
+                ahead = analyst.start(chunk)
+            for found in ahead.result():
+                if isinstance(found, AnalysedBuild):
+                    waiting.append((len(reports), found))
+                reports.append(found if isinstance(found, ProcessReport) else None)
+            more = n + 1 < len(chunks)
+            ahead = None
+            if more and not _sessions(waiting) & set(chunks[n + 1]):
+                ahead = analyst.start(chunks[n + 1])
+            waiting = _write_waiting(db, reports, waiting, budget_s, leave_tail=more)
+            while on_session and told < len(reports) and reports[told] is not None:
+                on_session(session_ids[told])
+                told += 1
     return [r for r in reports if r is not None]
+
+
+def _sessions(waiting: list[tuple[int, AnalysedBuild]]) -> set[str]:
+    return {b.report.session_id for _, b in waiting}
+
+
+class ChunkAnalyst:
+    """Looks a chunk's sessions up (a read, on the calling thread) and analyses those that
+    need a build on one background thread (`analyse_ingest`: no lock), so the caller can
+    write the chunk before meanwhile (`process_many`). Leaving the `with` block stops the
+    thread after the session it is analysing."""
+
+    def __init__(self, db: Database, pipeline: Pipeline) -> None:
+        self.db, self.pipeline = db, pipeline
+        self._stop = threading.Event()
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="axiom-analyse")
+
+    def __enter__(self) -> ChunkAnalyst:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.shutdown(wait=True, cancel_futures=True)
+
+    def start(self, chunk: list[str]) -> Future[list[ProcessReport | AnalysedBuild]]:
+        """Each session of `chunk`, in order: its `skipped` report when its build
+        succeeded, else its analysed build (the future's result)."""
+        with self.db.read() as conn:  # one connection for the chunk's ingests
+            found = pending_ingests(conn, chunk, self.pipeline)
+        return self._thread.submit(self._analyse, found)
+
+    def _analyse(
+        self, found: list[ProcessReport | StoredEvent]
+    ) -> list[ProcessReport | AnalysedBuild]:
+        out: list[ProcessReport | AnalysedBuild] = []
+        for f in found:
+            if self._stop.is_set():
+                raise CancelledError
+            out.append(
+                f if isinstance(f, ProcessReport) else analyse_ingest(self.db, f, self.pipeline)
+            )
+        return out
 
 
 def _write_waiting(

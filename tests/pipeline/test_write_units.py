@@ -4,14 +4,17 @@ tables the projectors derived from an earlier one (conflicts, corroboration)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from axiom.conflicts.queries import list_conflicts
 from axiom.entries.queries import list_entries
+from axiom.extract.types import ExtractionResult
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline import batch
@@ -202,3 +205,69 @@ def test_a_backlog_is_projected_before_the_first_build_of_a_transaction_reads(
         assert [c.conflict_type for c in list_conflicts(conn, "all")] == ["replacement"]
         statuses = {e.entry_id: e.status for e in list_entries(conn)}
     assert statuses[limit.entry_id] == "rejected"
+
+
+class _WaitsForAWrite(ScriptedExtractor):
+    """Extracts `late`'s session only once a write of builds has begun (`writing`), and
+    says so (`analysed_while_writing`): it can only happen when the next chunk is analysed
+    while a chunk's builds are written."""
+
+    def __init__(self, late: str) -> None:
+        super().__init__(SCRIPT)
+        self.late = late
+        self.writing = threading.Event()
+        self.analysed_while_writing = threading.Event()
+
+    def extract(self, transcript: Transcript) -> ExtractionResult:
+        if transcript.session_id == self.late and self.writing.wait(timeout=10):
+            self.analysed_while_writing.set()
+        return super().extract(transcript)
+
+
+def test_the_next_chunk_is_analysed_while_this_chunk_s_builds_are_written(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    snapshot: Callable[[Database], Snapshot],
+) -> None:
+    one_each = _run(tmp_path / "one.duckdb", tmp_path, 0, monkeypatch)
+    db = _ingested(tmp_path / "overlap.duckdb")
+    monkeypatch.setattr(batch, "ANALYSE_CHUNK", 2)
+    extractor = _WaitsForAWrite(late="s3")  # the first session of the second chunk
+    write_waiting = batch._write_waiting
+    overlapped: list[bool] = []
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        extractor.writing.set()
+        overlapped.append(extractor.analysed_while_writing.wait(timeout=10))
+        return write_waiting(*args, **kwargs)
+
+    monkeypatch.setattr(batch, "_write_waiting", watched)
+    pipeline = Pipeline(extractor=extractor, workdir=tmp_path)
+    reports = process_many(db, list(SCRIPT), pipeline, budget_s=0)
+    assert overlapped[0]  # s3 was extracted while s1 and s2 were being written
+    assert [(r.session_id, r.status) for r in reports] == [(s, "success") for s in SCRIPT]
+    assert _timeless(snapshot(db)) == _timeless(snapshot(one_each))
+
+
+def test_a_failed_write_stops_the_analysis_of_the_next_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = _ingested(tmp_path / "store.duckdb")
+    monkeypatch.setattr(batch, "ANALYSE_CHUNK", 1)
+    extracted: list[str] = []
+
+    class Recording(ScriptedExtractor):
+        def extract(self, transcript: Transcript) -> ExtractionResult:
+            extracted.append(transcript.session_id)
+            return super().extract(transcript)
+
+    def disk_full(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(batch, "_write_waiting", disk_full)
+    pipeline = Pipeline(extractor=Recording(SCRIPT), workdir=tmp_path)
+    with pytest.raises(OSError, match="No space left"):
+        process_many(db, list(SCRIPT), pipeline)
+    # the chunk written and at most the one that may have begun meanwhile: nothing after
+    assert extracted in (["s1"], ["s1", "s2"])
+    assert not [t for t in threading.enumerate() if t.name.startswith("axiom-analyse")]
