@@ -75,6 +75,17 @@ def _run(path: Path, workdir: Path, budget: float, monkeypatch: pytest.MonkeyPat
     return db
 
 
+def _beside_one_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> tuple[Database, Database]:
+    """A store built one build per transaction, and the scripted sessions ingested into
+    another, to be processed in chunks of `chunk` sessions."""
+    one_each = _run(tmp_path / "one.duckdb", tmp_path, 0, monkeypatch)
+    db = _ingested(tmp_path / "chunked.duckdb")
+    monkeypatch.setattr(batch, "ANALYSE_CHUNK", chunk)
+    return one_each, db
+
+
 def _conflicts(db: Database) -> list[tuple[str, str]]:
     with db.read() as conn:
         return sorted((c.conflict_type, c.status) for c in list_conflicts(conn))
@@ -149,9 +160,7 @@ def test_a_chunk_s_unfilled_tail_goes_with_the_next_chunk_s_builds(
     # Under this clock a 6 s budget takes two builds per transaction. Chunks of three: the
     # first transaction takes s1, s2; s3 alone would be a transaction of its own (a commit
     # and a checkpoint), so it waits and goes with s4.
-    one_each = _run(tmp_path / "one.duckdb", tmp_path, 0, monkeypatch)
-    db = _ingested(tmp_path / "tail.duckdb")
-    monkeypatch.setattr(batch, "ANALYSE_CHUNK", 3)
+    one_each, db = _beside_one_each(tmp_path, monkeypatch, chunk=3)
     monkeypatch.setattr(batch, "time", _Clock())
     told: list[str] = []
     pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=tmp_path)
@@ -229,9 +238,7 @@ def test_the_next_chunk_is_analysed_while_this_chunk_s_builds_are_written(
     monkeypatch: pytest.MonkeyPatch,
     snapshot: Callable[[Database], Snapshot],
 ) -> None:
-    one_each = _run(tmp_path / "one.duckdb", tmp_path, 0, monkeypatch)
-    db = _ingested(tmp_path / "overlap.duckdb")
-    monkeypatch.setattr(batch, "ANALYSE_CHUNK", 2)
+    one_each, db = _beside_one_each(tmp_path, monkeypatch, chunk=2)
     extractor = _WaitsForAWrite(late="s3")  # the first session of the second chunk
     write_waiting = batch._write_waiting
     overlapped: list[bool] = []
