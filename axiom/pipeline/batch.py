@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import duckdb
 
@@ -214,40 +214,63 @@ def _sessions(waiting: list[tuple[int, AnalysedBuild]]) -> set[str]:
 
 class ChunkAnalyst:
     """Looks a chunk's sessions up (a read, on the calling thread) and analyses those that
-    need a build on one background thread (`analyse_ingest`: no lock), so the caller can
-    write the chunk before meanwhile (`process_many`). Leaving the `with` block stops the
-    thread after the session it is analysing."""
+    need a build on a background thread (`analyse_ingest`: no lock), so the caller can
+    write the chunk before meanwhile (`process_many`).
+
+    A lookup that fails is raised by the future's `result()`, so the caller writes what it
+    holds first, as it did one chunk after another. Leaving the `with` block on an error
+    (Ctrl-C included) does not wait for the thread: it is a daemon that stops after the
+    session it is on, whose analysis may wait on an LLM endpoint or `idris2` for long."""
 
     def __init__(self, db: Database, pipeline: Pipeline) -> None:
         self.db, self.pipeline = db, pipeline
         self._stop = threading.Event()
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="axiom-analyse")
+        self._threads: list[threading.Thread] = []
 
     def __enter__(self) -> ChunkAnalyst:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, error: type[BaseException] | None, *rest: object) -> None:
         self._stop.set()
-        self._thread.shutdown(wait=True, cancel_futures=True)
+        if error is None:  # every future was waited for: the threads have ended
+            for thread in self._threads:
+                thread.join()
 
     def start(self, chunk: list[str]) -> Future[list[ProcessReport | AnalysedBuild]]:
         """Each session of `chunk`, in order: its `skipped` report when its build
         succeeded, else its analysed build (the future's result)."""
-        with self.db.read() as conn:  # one connection for the chunk's ingests
-            found = pending_ingests(conn, chunk, self.pipeline)
-        return self._thread.submit(self._analyse, found)
+        future: Future[list[ProcessReport | AnalysedBuild]] = Future()
+        try:
+            with self.db.read() as conn:  # one connection for the chunk's ingests
+                found = pending_ingests(conn, chunk, self.pipeline)
+        except Exception as exc:  # an unknown session id, a storage error: raised later
+            future.set_exception(exc)
+            return future
+        thread = threading.Thread(
+            target=self._analyse, args=(found, future), name="axiom-analyse", daemon=True
+        )
+        self._threads.append(thread)
+        thread.start()
+        return future
 
     def _analyse(
-        self, found: list[ProcessReport | StoredEvent]
-    ) -> list[ProcessReport | AnalysedBuild]:
+        self,
+        found: list[ProcessReport | StoredEvent],
+        future: Future[list[ProcessReport | AnalysedBuild]],
+    ) -> None:
         out: list[ProcessReport | AnalysedBuild] = []
-        for f in found:
-            if self._stop.is_set():
-                raise CancelledError
-            out.append(
-                f if isinstance(f, ProcessReport) else analyse_ingest(self.db, f, self.pipeline)
-            )
-        return out
+        try:
+            for f in found:
+                if self._stop.is_set():
+                    future.cancel()
+                    return
+                out.append(
+                    f if isinstance(f, ProcessReport) else analyse_ingest(self.db, f, self.pipeline)
+                )
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+            future.set_exception(exc)
+            return
+        future.set_result(out)
 
 
 def _write_waiting(

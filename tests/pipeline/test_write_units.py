@@ -19,7 +19,7 @@ from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline import batch
 from axiom.pipeline.batch import catch_up, process_many
-from axiom.pipeline.process import Pipeline
+from axiom.pipeline.process import Pipeline, ProcessReport, pending_ingests
 from axiom.projections import project_all, rebuild_all
 from axiom.store import snapshots
 from axiom.store.db import Database
@@ -256,25 +256,51 @@ def test_the_next_chunk_is_analysed_while_this_chunk_s_builds_are_written(
     assert _timeless(snapshot(db)) == _timeless(snapshot(one_each))
 
 
-def test_a_failed_write_stops_the_analysis_of_the_next_chunk(
+def test_a_failed_write_does_not_wait_for_the_next_chunk_s_analysis(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """An error (a full disk, Ctrl-C) ends `process_many` at once, even while the next
+    chunk's session waits on a slow extractor; the analyst stops after that session."""
     db = _ingested(tmp_path / "store.duckdb")
     monkeypatch.setattr(batch, "ANALYSE_CHUNK", 1)
     extracted: list[str] = []
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
 
-    class Recording(ScriptedExtractor):
+    class Slow(ScriptedExtractor):
         def extract(self, transcript: Transcript) -> ExtractionResult:
             extracted.append(transcript.session_id)
+            if transcript.session_id == "s2":
+                started.set()
+                release.wait(timeout=10)
+                finished.set()
             return super().extract(transcript)
 
     def disk_full(*args: Any, **kwargs: Any) -> Any:
+        assert started.wait(timeout=10)  # s2 is being analysed
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(batch, "_write_waiting", disk_full)
-    pipeline = Pipeline(extractor=Recording(SCRIPT), workdir=tmp_path)
+    pipeline = Pipeline(extractor=Slow(SCRIPT), workdir=tmp_path)
     with pytest.raises(OSError, match="No space left"):
         process_many(db, list(SCRIPT), pipeline)
-    # the chunk written and at most the one that may have begun meanwhile: nothing after
-    assert extracted in (["s1"], ["s1", "s2"])
-    assert not [t for t in threading.enumerate() if t.name.startswith("axiom-analyse")]
+    assert not finished.is_set()  # returned while s2's extraction still waited
+    release.set()
+    for thread in threading.enumerate():
+        if thread.name == "axiom-analyse":
+            thread.join(timeout=10)
+    assert extracted == ["s1", "s2"]  # stopped after the session it was on
+
+
+def test_an_unknown_session_is_reported_after_the_chunk_before_it_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next chunk is looked up before this one is written; a session id it cannot find
+    is raised only once this chunk's builds are stored, as one chunk after another did."""
+    db = _ingested(tmp_path / "store.duckdb")
+    monkeypatch.setattr(batch, "ANALYSE_CHUNK", 2)
+    pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=tmp_path)
+    with pytest.raises(LookupError, match="nope"):
+        process_many(db, ["s1", "s2", "s3", "nope"], pipeline, budget_s=0)
+    with db.read() as conn:
+        found = pending_ingests(conn, ["s1", "s2", "s3"], pipeline)
+    assert [isinstance(f, ProcessReport) and f.skipped for f in found] == [True, True, False]
