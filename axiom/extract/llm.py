@@ -135,6 +135,7 @@ class LLMExtractor:
     """`Extractor` backed by an OpenAI-compatible chat-completions endpoint."""
 
     name = "llm"
+    remote = True  # waits on the endpoint: the pipeline analyses ahead of its writes
 
     def __init__(
         self,

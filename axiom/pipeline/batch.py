@@ -2,8 +2,8 @@
 `axiom process` run in the foreground.
 
 Sessions go in chunks: each chunk is analysed first (extraction, alignment, validation:
-no lock; the next chunk's on a second thread while this one's builds are written, see
-`process_many`), then its builds are written several per write transaction: another build is
+no lock; with an LLM extractor, the next chunk's on a second thread while this one's
+builds are written, see `process_many`), then its builds are written several per write transaction: another build is
 taken while the time spent, the longest build so far and the projection left for the end
 of the transaction (as long as last time) stay within the write budget
 (`AXIOM_WRITE_BUDGET_MS`, default `WRITE_BUDGET_S`; at least one build), so the lock is
@@ -175,18 +175,21 @@ def process_many(
     """Run `pipeline` over `session_ids` in this order, chunk by chunk (idempotent), once
     the projectors have caught up (`catch_up`); `budget_s` as in `write_builds`.
 
-    The next chunk is analysed on a second thread while this chunk's builds are written
-    (`ChunkAnalyst`): the writes spend much of their time inside DuckDB, which lets go of
-    the GIL, and an LLM extractor or idris2 waits on another process. The next chunk is
-    looked up first (which of its sessions still need a build), so a session it shares
-    with a build not written yet makes it wait until that build is written, as it would
-    one chunk after another."""
+    With an extractor whose work waits on an endpoint (`remote`, the LLM extractor), the
+    next chunk is analysed on a second thread while this chunk's builds are written
+    (`ChunkAnalyst`), so the writes go on while the analysis waits for replies. The next
+    chunk is looked up first (which of its sessions still need a build), so a session it
+    shares with a build not written yet makes it wait until that build is written, as it
+    would one chunk after another. The offline rule extractor keeps the CPU busy instead:
+    analysed ahead, it took the second core from the processes serving pages and search
+    for little gain (README, "Session 19"), so its chunks are analysed between writes."""
     catch_up(db)
     chunks = [session_ids[i : i + ANALYSE_CHUNK] for i in range(0, len(session_ids), ANALYSE_CHUNK)]
     reports: list[ProcessReport | None] = []  # per session, None while its build waits
     waiting: list[tuple[int, AnalysedBuild]] = []  # (position, build) analysed, not written
     told = 0  # sessions reported to `on_session`, in order
-    with ChunkAnalyst(db, pipeline) as analyst:
+    remote = getattr(pipeline.extractor, "remote", False)
+    with ChunkAnalyst(db, pipeline, background=remote) as analyst:
         ahead: Future[list[ProcessReport | AnalysedBuild]] | None = None
         for n, chunk in enumerate(chunks):
             if ahead is None:  # not looked up while the chunk before was written
@@ -199,7 +202,7 @@ def process_many(
                 reports.append(found if isinstance(found, ProcessReport) else None)
             more = n + 1 < len(chunks)
             ahead = None
-            if more and not _sessions(waiting) & set(chunks[n + 1]):
+            if more and remote and not _sessions(waiting) & set(chunks[n + 1]):
                 ahead = analyst.start(chunks[n + 1])
             waiting = _write_waiting(db, reports, waiting, budget_s, leave_tail=more)
             while on_session and told < len(reports) and reports[told] is not None:
@@ -214,16 +217,17 @@ def _sessions(waiting: list[tuple[int, AnalysedBuild]]) -> set[str]:
 
 class ChunkAnalyst:
     """Looks a chunk's sessions up (a read, on the calling thread) and analyses those that
-    need a build on a background thread (`analyse_ingest`: no lock), so the caller can
-    write the chunk before meanwhile (`process_many`).
+    need a build (`analyse_ingest`: no lock): on a background thread, so the caller can
+    write the chunk before meanwhile (`process_many`), or with `background` off on the
+    calling thread before `start` returns.
 
     A lookup that fails is raised by the future's `result()`, so the caller writes what it
     holds first, as it did one chunk after another. Leaving the `with` block on an error
     (Ctrl-C included) does not wait for the thread: it is a daemon that stops after the
     session it is on, whose analysis may wait on an LLM endpoint or `idris2` for long."""
 
-    def __init__(self, db: Database, pipeline: Pipeline) -> None:
-        self.db, self.pipeline = db, pipeline
+    def __init__(self, db: Database, pipeline: Pipeline, background: bool = True) -> None:
+        self.db, self.pipeline, self.background = db, pipeline, background
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -245,6 +249,9 @@ class ChunkAnalyst:
                 found = pending_ingests(conn, chunk, self.pipeline)
         except Exception as exc:  # an unknown session id, a storage error: raised later
             future.set_exception(exc)
+            return future
+        if not self.background:
+            self._analyse(found, future)
             return future
         thread = threading.Thread(
             target=self._analyse, args=(found, future), name="axiom-analyse", daemon=True

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from axiom.extract.rules import RuleExtractor
 from axiom.extract.types import ExtractedEntry, ExtractedEvidence, ExtractionResult
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
+from axiom.pipeline import batch
+from axiom.pipeline.batch import process_many
 from axiom.pipeline.process import Pipeline, process_session
 from axiom.projections import project_all, rebuild_all
 from axiom.store.db import Database
@@ -212,3 +215,37 @@ def test_an_llm_that_times_out_fails_the_build_not_the_process(
 def test_an_unknown_session_is_a_clear_error(db: Database, tmp_path: Path) -> None:
     with pytest.raises(LookupError, match="no session_ingested event"):
         process_session(db, "nope", _pipeline(tmp_path))
+
+
+def test_sessions_an_llm_extracts_are_analysed_ahead_of_the_writes_and_all_land(
+    db: Database, tmp_path: Path, fake_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The LLM extractor says it waits on its endpoint (`remote`), so `process_many`
+    analyses the next chunk on a second thread while it writes this one; over a real
+    local endpoint every session's build lands, each once."""
+    line = "We decided to use DuckDB for events."
+    fake_llm.reply = json.dumps(
+        {
+            "entries": [
+                {
+                    "type": "decision",
+                    "title": "Use DuckDB for events",
+                    "content": "The event store is DuckDB.",
+                    "evidence": [{"messageIndex": 0, "quote": line}],
+                }
+            ]
+        }
+    )
+    sids = ["a", "b", "c", "d"]
+    ingest_transcripts(db, [_session(sid, line) for sid in sids])
+    monkeypatch.setattr(batch, "ANALYSE_CHUNK", 1)
+    extractor = LLMExtractor(base_url=fake_llm.url, model="m", timeout=5)
+    assert extractor.remote
+    reports = process_many(db, sids, _pipeline(tmp_path, extractor))
+    assert [(r.session_id, r.status, r.entries) for r in reports] == [
+        (sid, "success", 1) for sid in sids
+    ]
+    assert fake_llm.calls == len(sids)
+    with db.read() as conn:
+        sessions = sorted(e.session_id for e in list_entries(conn, entry_type="decision"))
+    assert sessions == sids

@@ -216,7 +216,14 @@ def test_a_backlog_is_projected_before_the_first_build_of_a_transaction_reads(
     assert statuses[limit.entry_id] == "rejected"
 
 
-class _WaitsForAWrite(ScriptedExtractor):
+class _Remote(ScriptedExtractor):
+    """The scripted entries from an extractor that says it waits on an endpoint, as the
+    LLM extractor does: `process_many` analyses ahead of its writes."""
+
+    remote = True
+
+
+class _WaitsForAWrite(_Remote):
     """Extracts `late`'s session only once a write of builds has begun (`writing`), and
     says so (`analysed_while_writing`): it can only happen when the next chunk is analysed
     while a chunk's builds are written."""
@@ -266,7 +273,7 @@ def test_a_failed_write_does_not_wait_for_the_next_chunk_s_analysis(
     extracted: list[str] = []
     started, release, finished = threading.Event(), threading.Event(), threading.Event()
 
-    class Slow(ScriptedExtractor):
+    class Slow(_Remote):
         def extract(self, transcript: Transcript) -> ExtractionResult:
             extracted.append(transcript.session_id)
             if transcript.session_id == "s2":
@@ -298,9 +305,37 @@ def test_an_unknown_session_is_reported_after_the_chunk_before_it_is_written(
     is raised only once this chunk's builds are stored, as one chunk after another did."""
     db = _ingested(tmp_path / "store.duckdb")
     monkeypatch.setattr(batch, "ANALYSE_CHUNK", 2)
-    pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=tmp_path)
+    pipeline = Pipeline(extractor=_Remote(SCRIPT), workdir=tmp_path)
     with pytest.raises(LookupError, match="nope"):
         process_many(db, ["s1", "s2", "s3", "nope"], pipeline, budget_s=0)
     with db.read() as conn:
         found = pending_ingests(conn, ["s1", "s2", "s3"], pipeline)
     assert [isinstance(f, ProcessReport) and f.skipped for f in found] == [True, True, False]
+
+
+def test_the_rule_extractor_s_chunks_are_analysed_between_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CPU-bound analysis ahead of the writes would take the core that pages and search
+    use during an import, so an extractor that does not wait on an endpoint is run one
+    chunk after another."""
+    db = _ingested(tmp_path / "store.duckdb")
+    monkeypatch.setattr(batch, "ANALYSE_CHUNK", 2)
+    order: list[str] = []
+
+    class Local(ScriptedExtractor):
+        def extract(self, transcript: Transcript) -> ExtractionResult:
+            order.append(transcript.session_id)
+            return super().extract(transcript)
+
+    write_waiting = batch._write_waiting
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        order.append("write")
+        return write_waiting(*args, **kwargs)
+
+    monkeypatch.setattr(batch, "_write_waiting", watched)
+    pipeline = Pipeline(extractor=Local(SCRIPT), workdir=tmp_path)
+    process_many(db, list(SCRIPT), pipeline, budget_s=0)
+    assert order == ["s1", "s2", "write", "s3", "s4", "write"]
+    assert not [t for t in threading.enumerate() if t.name == "axiom-analyse"]
