@@ -444,7 +444,7 @@ class Extractor(Protocol):
     `name`, `model` and `prompt_hash` are recorded with every build so results can be
     traced to the exact rules or prompt that produced them. `extract` must not raise on bad
     input or failing back ends: it reports problems in `ExtractionResult.errors`. An
-    extractor whose work waits on another machine may say so with `remote = True`
+    extractor whose work waits on an endpoint may say so with `remote = True`
     (optional, read with `getattr`): `axiom.pipeline.batch` then analyses the next chunk
     of sessions while it writes this one.
     """

@@ -3,21 +3,21 @@
 
 Sessions go in chunks: each chunk is analysed first (extraction, alignment, validation:
 no lock; with an LLM extractor, the next chunk's on a second thread while this one's
-builds are written, see `process_many`), then its builds are written several per write transaction: another build is
-taken while the time spent, the longest build so far and the projection left for the end
-of the transaction (as long as last time) stay within the write budget
-(`AXIOM_WRITE_BUDGET_MS`, default `WRITE_BUDGET_S`; at least one build), so the lock is
-held about that long, or one build's time when a build takes longer. Connecting,
-committing and the checkpoint on close are paid once per transaction, not once per
-session: they were half the pipeline's time with one build per transaction, so a chunk's
-last few builds wait for the next chunk's rather than take a transaction of their own.
-What a later build reads of the derived tables (believed facts, open conflicts,
-corroboration pools) it reads from views kept in memory over the events the transaction
-appended (`axiom.pipeline.build_view`), so every projector runs once per transaction, at
-its end, over those events (not read back). The events themselves are held back and
-inserted once per transaction (`axiom.store.events.deferred`). Readers in the processes
-that serve pages read a snapshot meanwhile (`axiom.store.snapshots`); the README ("The memory pipeline") has the measurements behind
-the budget.
+builds are written: `process_many`), then its builds are written several per write
+transaction: another build is taken while the time spent, the longest build so far and
+the projection left for the end of the transaction (as long as last time) stay within
+the write budget (`AXIOM_WRITE_BUDGET_MS`, default `WRITE_BUDGET_S`; at least one build),
+so the lock is held about that long, or one build's time when a build takes longer.
+Connecting, committing and the checkpoint on close are paid once per transaction, not
+once per session: they were half the pipeline's time with one build per transaction, so
+a chunk's last few builds wait for the next chunk's rather than take a transaction of
+their own. What a later build reads of the derived tables (believed facts, open
+conflicts, corroboration pools) it reads from views kept in memory over the events the
+transaction appended (`axiom.pipeline.build_view`), so every projector runs once per
+transaction, at its end, over those events (not read back). The events themselves are
+held back and inserted once per transaction (`axiom.store.events.deferred`). Readers in
+the processes that serve pages read a snapshot meanwhile (`axiom.store.snapshots`); the
+README ("The memory pipeline") has the measurements behind the budget.
 """
 
 from __future__ import annotations
@@ -175,14 +175,15 @@ def process_many(
     """Run `pipeline` over `session_ids` in this order, chunk by chunk (idempotent), once
     the projectors have caught up (`catch_up`); `budget_s` as in `write_builds`.
 
-    With an extractor whose work waits on an endpoint (`remote`, the LLM extractor), the
-    next chunk is analysed on a second thread while this chunk's builds are written
-    (`ChunkAnalyst`), so the writes go on while the analysis waits for replies. The next
-    chunk is looked up first (which of its sessions still need a build), so a session it
-    shares with a build not written yet makes it wait until that build is written, as it
-    would one chunk after another. The offline rule extractor keeps the CPU busy instead:
-    analysed ahead, it took the second core from the processes serving pages and search
-    for little gain (README, "Session 19"), so its chunks are analysed between writes."""
+    The next chunk is looked up (which of its sessions still need a build) before this
+    chunk's builds are written, unless it shares a session with a build not written yet:
+    then after. A lookup that fails (an unknown session id) is raised once this chunk's
+    builds are all written, its tail included. With an extractor whose work waits on an
+    endpoint (`remote`, the LLM extractor), the next chunk is also analysed meanwhile, on a
+    second thread (`ChunkAnalyst`), so the writes go on while the analysis waits for
+    replies. The offline rule extractor keeps the CPU busy instead: analysed ahead, it
+    took the second core from the processes serving pages and search for little gain
+    (README, "Session 19"), so its chunks are analysed between writes."""
     catch_up(db)
     chunks = [session_ids[i : i + ANALYSE_CHUNK] for i in range(0, len(session_ids), ANALYSE_CHUNK)]
     reports: list[ProcessReport | None] = []  # per session, None while its build waits
@@ -202,9 +203,10 @@ def process_many(
                 reports.append(found if isinstance(found, ProcessReport) else None)
             more = n + 1 < len(chunks)
             ahead = None
-            if more and remote and not _sessions(waiting) & set(chunks[n + 1]):
+            if more and not _sessions(waiting) & set(chunks[n + 1]):
                 ahead = analyst.start(chunks[n + 1])
-            waiting = _write_waiting(db, reports, waiting, budget_s, leave_tail=more)
+            tail = more and not _failed(ahead)  # nothing comes after a failed lookup
+            waiting = _write_waiting(db, reports, waiting, budget_s, leave_tail=tail)
             while on_session and told < len(reports) and reports[told] is not None:
                 on_session(session_ids[told])
                 told += 1
@@ -215,16 +217,21 @@ def _sessions(waiting: list[tuple[int, AnalysedBuild]]) -> set[str]:
     return {b.report.session_id for _, b in waiting}
 
 
-class ChunkAnalyst:
-    """Looks a chunk's sessions up (a read, on the calling thread) and analyses those that
-    need a build (`analyse_ingest`: no lock): on a background thread, so the caller can
-    write the chunk before meanwhile (`process_many`), or with `background` off on the
-    calling thread before `start` returns.
+def _failed(future: Future[list[ProcessReport | AnalysedBuild]] | None) -> bool:
+    """Whether `future` is a lookup that failed (its exception is set at once)."""
+    return future is not None and future.done() and future.exception() is not None
 
-    A lookup that fails is raised by the future's `result()`, so the caller writes what it
-    holds first, as it did one chunk after another. Leaving the `with` block on an error
-    (Ctrl-C included) does not wait for the thread: it is a daemon that stops after the
-    session it is on, whose analysis may wait on an LLM endpoint or `idris2` for long."""
+
+class ChunkAnalyst:
+    """Looks a chunk's sessions up (a read, on the calling thread, at `start`) and analyses
+    those that need a build (`analyse_ingest`: no lock). With `background`, on a thread of
+    its own from `start` on, while the caller writes the chunk before (`process_many`);
+    without, on the calling thread when it asks for the future's result.
+
+    A lookup that fails comes back as a future holding its exception, for the caller to
+    raise once it has written what it holds. Leaving the `with` block on an error (Ctrl-C
+    included) does not wait for the thread: it is a daemon that stops after the session
+    it is on, whose analysis may wait on an LLM endpoint or `idris2` for long."""
 
     def __init__(self, db: Database, pipeline: Pipeline, background: bool = True) -> None:
         self.db, self.pipeline, self.background = db, pipeline, background
@@ -243,16 +250,16 @@ class ChunkAnalyst:
     def start(self, chunk: list[str]) -> Future[list[ProcessReport | AnalysedBuild]]:
         """Each session of `chunk`, in order: its `skipped` report when its build
         succeeded, else its analysed build (the future's result)."""
-        future: Future[list[ProcessReport | AnalysedBuild]] = Future()
         try:
             with self.db.read() as conn:  # one connection for the chunk's ingests
                 found = pending_ingests(conn, chunk, self.pipeline)
         except Exception as exc:  # an unknown session id, a storage error: raised later
-            future.set_exception(exc)
-            return future
+            failed: Future[list[ProcessReport | AnalysedBuild]] = Future()
+            failed.set_exception(exc)
+            return failed
         if not self.background:
-            self._analyse(found, future)
-            return future
+            return _OnResult(lambda future: self._analyse(found, future))
+        future: Future[list[ProcessReport | AnalysedBuild]] = Future()
         thread = threading.Thread(
             target=self._analyse, args=(found, future), name="axiom-analyse", daemon=True
         )
@@ -278,6 +285,21 @@ class ChunkAnalyst:
             future.set_exception(exc)
             return
         future.set_result(out)
+
+
+class _OnResult(Future[list[ProcessReport | AnalysedBuild]]):
+    """A future whose work runs on the caller's thread the first time its result is asked
+    for (`ChunkAnalyst` without `background`)."""
+
+    def __init__(self, work: Callable[[Future[list[ProcessReport | AnalysedBuild]]], None]) -> None:
+        super().__init__()
+        self._work: Callable[[Future[list[ProcessReport | AnalysedBuild]]], None] | None = work
+
+    def result(self, timeout: float | None = None) -> list[ProcessReport | AnalysedBuild]:
+        work, self._work = self._work, None
+        if work is not None:
+            work(self)
+        return super().result(timeout)
 
 
 def _write_waiting(

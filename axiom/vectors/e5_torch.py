@@ -13,9 +13,10 @@ of its version either.
 Batches: windows sorted by length, at most `max_batch` windows and `batch_tokens` padded
 tokens each. 2048 tokens a batch embedded 1.1-1.2x the texts per CPU-second of 8192 on
 LoCoMo turns (the activations stay in the core's cache; `bench/bench_embedding.py
---levers`). The linears (most of the time) run over the batch's tokens packed, with no
-padding; only attention lays them out padded, the length rounded up to a multiple of 16
-so its kernel sees few shapes (README, "Session 19: packed tokens"). One window alone (a
+--levers`, measured while the linears still saw the padding). The linears, which take
+most of the model's time, run over the batch's tokens packed, with no padding; only
+attention lays them out padded, the length rounded up to a multiple of 16 so its kernel
+sees few shapes (README, "Session 19: packed tokens"). One window alone (a
 query) is not padded at all.
 
 Cores: with `workers` > 1 the batches of one call run that many at a time, each on its own
@@ -229,8 +230,9 @@ class E5TorchEncoder:
 
 
 def batch_cost(rows: int, length: int) -> float:
-    """A batch's relative cost, as if padded: the linears grow with its tokens, attention
-    with their square per row (about half a layer's time at 64 tokens: README, the profile in
+    """A batch's relative cost, counted as if padded (the linears now see only the real
+    tokens, so a batch of mixed lengths costs somewhat less): the linears grow with its
+    tokens, attention with their square per row (about half a layer's time at 64 tokens: README, the profile in
     "Session 14 levers")."""
     padded = -(-length // PAD_TO) * PAD_TO
     return rows * padded * (1 + padded / 128)
@@ -354,8 +356,8 @@ class _Layout:
     @staticmethod
     def of(lengths: np.ndarray, max_positions: int) -> _Layout:
         """The layout of windows of `lengths` tokens; the padded length is rounded up to a
-        multiple of `PAD_TO` (few shapes for the attention kernel) unless there is one
-        window (a query)."""
+        multiple of `PAD_TO` (few shapes for the attention kernel), at most
+        `max_positions`, unless there is one window (a query)."""
         length = int(lengths.max())
         if len(lengths) > 1:
             length = min(-(-length // PAD_TO) * PAD_TO, max_positions)
@@ -410,8 +412,8 @@ def _attend(qkv: Any, layout: _Layout, heads: int) -> Any:
 
 def _encode(x: Any, layout: _Layout, w: dict[str, Any], linear: Linear, f: E5File) -> Any:
     """The BERT encoder (post-LayerNorm, exact GELU) over embedded tokens x, packed
-    (tokens, hidden): the linears, norms and residuals see no padding (a fifth to a
-    quarter of a batch of LoCoMo turns); attention sees `layout`'s padded rows."""
+    (tokens, hidden): the linears, norms and residuals see no padding (padding was a fifth
+    to a quarter of a padded batch of LoCoMo turns); attention sees `layout`'s padded rows."""
     from torch.nn import functional as F
 
     h = x.shape[1]
