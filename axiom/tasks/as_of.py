@@ -28,6 +28,7 @@ import duckdb
 from axiom.entries.queries import entry_sources
 from axiom.extract.task_text import vague_title
 from axiom.store.event_types import (
+    TASK_BLOCKERS_SET,
     TASK_CREATED,
     TASK_MENTIONED,
     TASK_STATUS_CHANGED,
@@ -48,6 +49,7 @@ from axiom.tasks.queries import (
 )
 from axiom.tasks.state import (
     BLOCKED,
+    DONE,
     REASON_STALE,
     STATUSES,
     TASK_EVENT_TYPES,
@@ -108,12 +110,17 @@ def _redecided(current: _Folded, payload: dict) -> TaskState:
 
 def _evolve(current: _Folded | None, event: StoredEvent, early: bool) -> TaskState | None:
     """The task's state after `event`; a status change rejected only as stale is decided
-    again, unless it was said before the task was created."""
+    again, unless it was said before the task was created. A done task keeps no blockers:
+    blockers said after its completion were recorded before it (the resolver records none
+    for a done task), and the completion cleared them, as the projector's fold does."""
     if current is not None and _is_stale(event) and not early:
         return _redecided(current, event.payload)
     if current is not None and event.event_type == TASK_STATUS_CHANGED:
         current.displaced = None  # an observation newer than any stale change before it
-    return evolve(current.state if current else None, event.event_type, event.payload)
+    state = evolve(current.state if current else None, event.event_type, event.payload)
+    if state is not None and state.status == DONE and event.event_type == TASK_BLOCKERS_SET:
+        return replace(state, blockers=(), suggested_blockers=())
+    return state
 
 
 def _restated(current: _Folded, payload: dict) -> None:

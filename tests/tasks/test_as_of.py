@@ -266,6 +266,25 @@ def test_a_restated_status_after_a_stale_change_keeps_the_blockers_it_had(
     recorded later, is stale: as of any later time the task is as now (found by the
     resolver state machine at more examples)."""
     said = [(None, 0, ("PLAT-142",), True), ("pending", 1, (), False), ("blocked", 0, (), False)]
+    assert _said_now_and_far_future(db, said) == ([("pending", 1)], [("pending", 1)])
+
+
+def test_a_completion_said_before_a_blocker_was_named_leaves_the_task_without_it(
+    db: Database,
+) -> None:
+    """Day 1 names a blocker (no status); a day-0 "done", recorded later, is not stale (a
+    blocker is not a status observation) and clears it. Folded in said order the blocker
+    comes after the completion; as of any later time the task is done without blockers,
+    as now (found by the resolver state machine in the full suite)."""
+    said = [(None, 0, (), False), (None, 1, ("PLAT-142",), True), ("done", 0, (), False)]
+    assert _said_now_and_far_future(db, said) == ([("done", 0)], [("done", 0)])
+
+
+def _said_now_and_far_future(
+    db: Database, said: list[tuple[str | None, int, tuple[str, ...], bool]]
+) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """The mentions `said` (status, day, blockers, aligned) resolved in this order; each
+    task's (status, blocker count) now and as of a far future time."""
     with db.write() as conn:
         for n, (status, day, blocked, aligned) in enumerate(said):
             mention = TaskMention(
@@ -282,4 +301,4 @@ def test_a_restated_status_after_a_stale_change_keeps_the_blockers_it_had(
     with db.read() as conn:
         now = [(t.status, t.blocker_count) for t in list_tasks(conn)]
         later = [(t.status, t.blocker_count) for t in list_tasks_as_of(conn, datetime(9999, 1, 1))]
-    assert now == later == [("pending", 1)]
+    return now, later
