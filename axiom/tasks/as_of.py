@@ -81,6 +81,9 @@ class _Folded:
     refused: set[str] = field(default_factory=set)  # entries whose status change was refused
     # The blockers a stale change decided again took off, until the next observation.
     displaced: tuple[BlockerRef, ...] | None = None
+    # The recording position of the completion the task is in (a task_status_changed to
+    # done; None once another status change is folded, or never done).
+    completed_seq: int | None = None
 
 
 def _is_stale(event: StoredEvent) -> bool:
@@ -110,15 +113,23 @@ def _redecided(current: _Folded, payload: dict) -> TaskState:
 
 def _evolve(current: _Folded | None, event: StoredEvent, early: bool) -> TaskState | None:
     """The task's state after `event`; a status change rejected only as stale is decided
-    again, unless it was said before the task was created. A done task keeps no blockers:
-    blockers said after its completion were recorded before it (the resolver records none
-    for a done task), and the completion cleared them, as the projector's fold does."""
+    again, unless it was said before the task was created. Blockers said after a recorded
+    completion but recorded before it stay cleared: the completion cleared them in the
+    projector's fold (recording order), and nothing reopened the task since."""
     if current is not None and _is_stale(event) and not early:
         return _redecided(current, event.payload)
     if current is not None and event.event_type == TASK_STATUS_CHANGED:
         current.displaced = None  # an observation newer than any stale change before it
     state = evolve(current.state if current else None, event.event_type, event.payload)
-    if state is not None and state.status == DONE and event.event_type == TASK_BLOCKERS_SET:
+    if current is None or state is None:
+        return state
+    if event.event_type == TASK_STATUS_CHANGED:
+        current.completed_seq = event.seq if state.status == DONE else None
+    elif (
+        event.event_type == TASK_BLOCKERS_SET
+        and state.status == DONE
+        and event.seq < (current.completed_seq or 0)
+    ):
         return replace(state, blockers=(), suggested_blockers=())
     return state
 

@@ -280,6 +280,17 @@ def test_a_completion_said_before_a_blocker_was_named_leaves_the_task_without_it
     assert _said_now_and_far_future(db, said) == ([("done", 0)], [("done", 0)])
 
 
+def test_a_stale_completion_decided_again_leaves_a_later_block_its_blocker(
+    db: Database,
+) -> None:
+    """Day 1 blocks the task (a placeholder blocker); a day-0 "done", recorded later, is
+    stale and never cleared anything. Decided again in said order it comes before the
+    block, which keeps its blocker (a first fix of the test above broke this; the state
+    machine found it)."""
+    said = [(None, 0, (), False), ("blocked", 1, (), False), ("done", 0, (), False)]
+    assert _said_now_and_far_future(db, said) == ([("blocked", 1)], [("blocked", 1)])
+
+
 def _said_now_and_far_future(
     db: Database, said: list[tuple[str | None, int, tuple[str, ...], bool]]
 ) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
