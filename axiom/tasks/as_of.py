@@ -118,7 +118,7 @@ def _evolve(current: _Folded | None, event: StoredEvent, early: bool) -> TaskSta
     projector's fold (recording order), and nothing reopened the task since."""
     if current is not None and _is_stale(event) and not early:
         return _redecided(current, event.payload)
-    if current is not None and event.event_type == TASK_STATUS_CHANGED:
+    if current is not None and event.event_type in (TASK_STATUS_CHANGED, TASK_BLOCKERS_SET):
         current.displaced = None  # an observation newer than any stale change before it
     state = evolve(current.state if current else None, event.event_type, event.payload)
     if current is None or state is None:

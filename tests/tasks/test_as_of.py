@@ -291,6 +291,21 @@ def test_a_stale_completion_decided_again_leaves_a_later_block_its_blocker(
     assert _said_now_and_far_future(db, said) == ([("blocked", 1)], [("blocked", 1)])
 
 
+def test_a_blocker_named_after_a_stale_change_survives_the_restated_status(
+    db: Database,
+) -> None:
+    """Day 1 names a blocker and restates pending; a day-0 "in_progress", recorded later,
+    is stale. Decided again in said order it comes first, then the day-1 blocker, then the
+    restated pending: the task keeps the blocker named after the stale change (it put back
+    the blockers from before that change, none; the state machine found it)."""
+    said = [
+        (None, 0, (), False),
+        ("pending", 1, ("PLAT-142",), True),
+        ("in_progress", 0, (), False),
+    ]
+    assert _said_now_and_far_future(db, said) == ([("pending", 1)], [("pending", 1)])
+
+
 def _said_now_and_far_future(
     db: Database, said: list[tuple[str | None, int, tuple[str, ...], bool]]
 ) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
