@@ -16,8 +16,8 @@ LoCoMo turns (the activations stay in the core's cache; `bench/bench_embedding.p
 --levers`, measured while the linears still saw the padding). The linears, which take
 most of the model's time, run over the batch's tokens packed, with no padding; only
 attention lays them out padded, the length rounded up to a multiple of 16 so its kernel
-sees few shapes (README, "Session 19: packed tokens"). One window alone (a
-query) is not padded at all.
+sees few shapes (README, "Session 19: packed tokens"). One window alone (a query) is not
+padded at all.
 
 Cores: with `workers` > 1 the batches of one call run that many at a time, each on its own
 Python thread (torch releases the GIL inside its ops), the costliest first; the writer
@@ -232,8 +232,8 @@ class E5TorchEncoder:
 def batch_cost(rows: int, length: int) -> float:
     """A batch's relative cost, counted as if padded (the linears now see only the real
     tokens, so a batch of mixed lengths costs somewhat less): the linears grow with its
-    tokens, attention with their square per row (about half a layer's time at 64 tokens: README, the profile in
-    "Session 14 levers")."""
+    tokens, attention with their square per row (about half a layer's time at 64 tokens:
+    README, the profile in "Session 14 levers")."""
     padded = -(-length // PAD_TO) * PAD_TO
     return rows * padded * (1 + padded / 128)
 
