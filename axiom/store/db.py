@@ -71,6 +71,12 @@ class OutOfSpace(OSError):
 
 NO_SPACE = "No space left on device"
 
+# A write connection's options. At the checkpoint on close, a column an UPDATE touched is
+# compressed again over its whole row group (a table's first 122,880 rows), and trying
+# FSST on that many strings made a one-row update cost as much as a whole build: FSST is
+# left out (README, "Session 20"). Strings still get dictionary compression.
+WRITE_CONFIG = {"disabled_compression_methods": "fsst"}
+
 
 def out_of_space(path: Path, exc: BaseException) -> OutOfSpace:
     """The error to raise for `exc`, a DuckDB failure to write `path` for want of space."""
@@ -205,7 +211,7 @@ class Database:
         with self._locked(fcntl.LOCK_EX):
             token = self._bump_generation()
             try:
-                conn = duckdb.connect(str(self.path))
+                conn = duckdb.connect(str(self.path), config=WRITE_CONFIG)
                 try:
                     conn.execute("BEGIN TRANSACTION")
                     try:

@@ -261,15 +261,17 @@ def test_a_full_disk_while_publishing_is_logged_and_the_write_stands(
     if os.geteuid() != 0 and not os.environ.get("CI"):
         pytest.skip("mounting a tmpfs needs root (CI runs this as root)")
     built = Database(tmp_path / "full.duckdb", use_snapshots=False)
-    with built.write() as conn:  # ~4 MB of md5 text: it fits the disk once, not twice
+    with built.write() as conn:  # megabytes of md5 text
         conn.execute(
             "CREATE TABLE probe AS SELECT range AS id, md5(range::VARCHAR) || "
             "md5((range * 7)::VARCHAR) AS filler FROM range(110000)"
         )
-    assert built.path.stat().st_size > 4 * 1024 * 1024
+    size = built.path.stat().st_size
+    assert size > 4 * 1024 * 1024
     mount = tmp_path / "small"
     mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mount)], check=True)
+    fits_once = f"size={size * 3 // 2 // 1024}k"  # the file and a write's growth, no copy
+    subprocess.run(["mount", "-t", "tmpfs", "-o", fits_once, "tmpfs", str(mount)], check=True)
     try:
         shutil.copyfile(built.path, mount / built.path.name)
         db = Database(mount / built.path.name, use_snapshots=True)
