@@ -79,8 +79,10 @@ class _Folded:
     evidence: dict[str, str | None] = field(default_factory=dict)  # entry id -> session id
     history: list[StoredEvent] = field(default_factory=list)
     refused: set[str] = field(default_factory=set)  # entries whose status change was refused
-    # The blockers a stale change decided again took off, until the next observation.
+    # While a stale change decided again stands: the blockers the table has (it never
+    # had the stale change's), until a newer status observation.
     displaced: tuple[BlockerRef, ...] | None = None
+    displaced_said: datetime | None = None  # when the first of those changes was said
     # The recording position of the completion the task is in (a task_status_changed to
     # done; None once another status change is folded, or never done).
     completed_seq: int | None = None
@@ -92,7 +94,7 @@ def _is_stale(event: StoredEvent) -> bool:
     ).startswith(REASON_STALE)
 
 
-def _redecided(current: _Folded, payload: dict) -> TaskState:
+def _redecided(current: _Folded, payload: dict, said: datetime) -> TaskState:
     """A change rejected only as stale, decided again against the state folded so far
     (said order), with the blockers it named (older rejections carry none)."""
     state = current.state
@@ -107,20 +109,24 @@ def _redecided(current: _Folded, payload: dict) -> TaskState:
     for event_type, p in decided:
         state = evolve(state, event_type, p)  # type: ignore[assignment]
     if state.status != current.state.status and current.displaced is None:
-        current.displaced = current.state.blockers
+        current.displaced, current.displaced_said = current.state.blockers, said
     return state
 
 
-def _evolve(current: _Folded | None, event: StoredEvent, early: bool) -> TaskState | None:
+def _evolve(
+    current: _Folded | None, event: StoredEvent, said: datetime, early: bool
+) -> TaskState | None:
     """The task's state after `event`; a status change rejected only as stale is decided
-    again, unless it was said before the task was created. Blockers said after a recorded
-    completion but recorded before it stay cleared: the completion cleared them in the
-    projector's fold (recording order), and nothing reopened the task since."""
+    again, unless it was said before the task was created (`_over_displaced` for what is
+    said after one). Blockers said after a recorded completion but recorded before it
+    stay cleared: the completion cleared them in the projector's fold (recording order),
+    and nothing reopened the task since."""
     if current is not None and _is_stale(event) and not early:
-        return _redecided(current, event.payload)
-    if current is not None and event.event_type in (TASK_STATUS_CHANGED, TASK_BLOCKERS_SET):
-        current.displaced = None  # an observation newer than any stale change before it
-    state = evolve(current.state if current else None, event.event_type, event.payload)
+        return _redecided(current, event.payload, said)
+    before = current.state if current else None
+    if current is not None and current.displaced is not None:
+        before = _over_displaced(current, event, said)
+    state = evolve(before, event.event_type, event.payload)
     if current is None or state is None:
         return state
     if event.event_type == TASK_STATUS_CHANGED:
@@ -132,6 +138,24 @@ def _evolve(current: _Folded | None, event: StoredEvent, early: bool) -> TaskSta
     ):
         return replace(state, blockers=(), suggested_blockers=())
     return state
+
+
+def _over_displaced(current: _Folded, event: StoredEvent, said: datetime) -> TaskState:
+    """The state a recorded event said after the stale changes decided again applies to.
+    The table never had their blockers: a status change, a newer status observation,
+    applies over the blockers from before them and ends their effect; a blockers change
+    leaves their status standing and changes those blockers as it changed the table's.
+    An event said with them belongs to their observation."""
+    displaced = current.displaced
+    if displaced is None or said <= (current.displaced_said or said):
+        return current.state
+    if event.event_type == TASK_STATUS_CHANGED:
+        current.displaced = None
+        return replace(current.state, blockers=displaced)
+    if event.event_type == TASK_BLOCKERS_SET:
+        table = evolve(replace(current.state, blockers=displaced), event.event_type, event.payload)
+        current.displaced = table.blockers if table is not None else displaced
+    return current.state
 
 
 def _restated(current: _Folded, payload: dict) -> None:
@@ -165,7 +189,7 @@ def _apply(folded: dict[str, _Folded], event: StoredEvent, said: datetime, early
     current = folded.get(task_id)
     if event.event_type in TASK_EVENT_TYPES:
         try:
-            state = _evolve(current, event, early)
+            state = _evolve(current, event, said, early)
         except (TaskEventError, KeyError, TypeError, ValueError):
             return  # the projector skips it too
         if state is None:

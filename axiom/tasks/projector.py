@@ -6,7 +6,8 @@ Rows written (every timestamp is the event's ``ts``, so a rebuild reproduces the
     one row per task (``tsk_…``), condition (``cnd_…``) and artifact (``art_…``).
     For a task, ``current_json`` is `TaskState.to_json()` plus projection extras
     (``aliases``, ``mention_count``, ``aligned_mentions``, ``last_mentioned_at``,
-    ``last_status_observed_at``); ``status`` is the entity status (``active``), the task
+    ``last_status_observed_at``, ``last_blockers_observed_at``: the newest transcript time
+    of a ``replace`` of the blockers); ``status`` is the entity status (``active``), the task
     status lives in ``current_json.status``. ``stage`` is ``candidate`` once a mention's
     evidence aligned, ``working`` before. Conditions carry ``{text, auto_placeholder,
     for_task, candidates, status: open|resolved, resolved_to}``.
@@ -43,6 +44,7 @@ from axiom.store.event_types import (
     ARTIFACT_DECLARED,
     CONDITION_DECLARED,
     CONDITION_RESOLVED_TO,
+    TASK_BLOCKERS_SET,
     TASK_CREATED,
     TASK_MENTIONED,
     TASK_TITLE_CHANGED,
@@ -66,6 +68,7 @@ _EXTRA_DEFAULTS: dict[str, Any] = {
     "aligned_mentions": 0,
     "last_mentioned_at": None,
     "last_status_observed_at": None,
+    "last_blockers_observed_at": None,
 }
 
 
@@ -186,6 +189,10 @@ class TaskProjector:
             before, extras = loaded
             state = evolve(before, event.event_type, p)
             assert state is not None
+            if event.event_type == TASK_BLOCKERS_SET and p.get("mode") == "replace":
+                extras["last_blockers_observed_at"] = _later(
+                    extras.get("last_blockers_observed_at"), p.get("observed_at")
+                )
             if event.event_type == TASK_TITLE_CHANGED:
                 # Older events carry no alias_key: those get the key under today's rule.
                 key = p.get("alias_key") or task_key(state.project, state.title)

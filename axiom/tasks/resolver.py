@@ -36,8 +36,10 @@ For each `TaskMention`, in order:
    already recorded for the task (``observed_at`` older) does not move status or
    priority: a differing status is recorded as ``task_transition_rejected`` with reason
    ``stale_observation`` (carrying the blockers it named, so `axiom.tasks.as_of` can
-   decide it again in said order), and its blockers only as suggestions. This keeps a
-   late re-import of an old session from undoing newer progress.
+   decide it again in said order), and its blockers only as suggestions. So are the
+   blockers of a mention observed before the newest list that replaced the task's
+   blockers (``last_blockers_observed_at``). This keeps a late re-import of an old
+   session from undoing newer progress.
 5. **Decide** with `axiom.tasks.state` (`decide_priority`, `decide_status`,
    `decide_blockers`): blockers ``replace`` when the evidence aligned, ``suggest``
    otherwise; illegal transitions are recorded as ``task_transition_rejected``.
@@ -708,6 +710,10 @@ class TaskResolver:
             status = None
         last = _naive_utc(data.get("last_status_observed_at"))
         stale = observed is not None and last is not None and observed < last
+        # Blockers said before the newest list that replaced the task's are suggestions
+        # only, as a stale status's are: a late re-import does not undo a newer list.
+        named = _naive_utc(data.get("last_blockers_observed_at"))
+        older_blockers = observed is not None and named is not None and observed < named
         needs_blockers = bool(m.blocked_by) or status == BLOCKED
         resolved = (
             self._blockers(m, task_id, entry_id, session_id, observed)
@@ -715,8 +721,8 @@ class TaskResolver:
             else ResolvedBlockers()
         )
         decided = self._decide_existing(
-            state, status, priority, resolved, bool(m.evidence_aligned), stale, entry_id,
-            observed, last, m,
+            state, status, priority, resolved, bool(m.evidence_aligned) and not older_blockers,
+            stale, entry_id, observed, last, m,
         )  # fmt: skip
         return _Plan(
             task_id, decided, resolved, [], stale=stale, canonical=state.canonical_key,

@@ -306,6 +306,63 @@ def test_a_blocker_named_after_a_stale_change_survives_the_restated_status(
     assert _said_now_and_far_future(db, said) == ([("pending", 1)], [("pending", 1)])
 
 
+def test_a_stale_block_decided_again_does_not_leave_its_blocker_to_a_later_change(
+    db: Database,
+) -> None:
+    """Day 1 starts the task; a day-0 "blocked" (no blocker named), recorded later, is
+    stale. Decided again in said order it blocks the task with a placeholder, then the
+    day-1 change applies over the blockers from before the block, none, as the table did
+    (the state machine found it, seed 15)."""
+    said = [(None, 0, (), False), ("in_progress", 1, (), False), ("blocked", 0, (), False)]
+    assert _said_now_and_far_future(db, said) == ([("in_progress", 0)], [("in_progress", 0)])
+
+
+def test_a_stale_completion_decided_again_does_not_clear_the_blockers_a_later_change_kept(
+    db: Database,
+) -> None:
+    """Day 0 names a blocker of a pending task; day 1 starts it (the blocker stays); a
+    day-0 "done", recorded later, is stale. Decided again it clears the blocker in said
+    order, and the day-1 change applies over the blockers from before it."""
+    said = [
+        (None, 0, ("PLAT-142",), True),
+        ("in_progress", 1, (), False),
+        ("done", 0, (), False),
+    ]
+    assert _said_now_and_far_future(db, said) == ([("in_progress", 1)], [("in_progress", 1)])
+
+
+def test_the_blockers_a_stale_block_names_are_gone_after_a_later_change(
+    db: Database,
+) -> None:
+    """Day 5 blocks the task on a named blocker, recorded after a day-10 start, so stale;
+    its blockers are recorded as suggestions. Decided again, the block holds its blocker
+    until day 10, whose change applies over the blockers from before the block, none."""
+    said = [("pending", 0, (), True), ("in_progress", 10, (), True)]
+    said.append(("blocked", 5, ("PLAT-142",), True))
+    assert _said_now_and_far_future(db, said) == ([("in_progress", 0)], [("in_progress", 0)])
+
+
+def test_blockers_said_before_a_newer_list_do_not_replace_it(db: Database) -> None:
+    """Day 1 names two blockers; day 0 names one of them, recorded later. The older list
+    is only suggested, so in said order too the newer list is the one that stands (the
+    state machine found the table keeping the older list, seed 15)."""
+    said = [(None, 0, (), False), (None, 1, ("PLAT-142", "OPS-7"), True)]
+    said.append((None, 0, ("PLAT-142",), True))
+    assert _said_now_and_far_future(db, said) == ([("pending", 2)], [("pending", 2)])
+
+
+def test_a_blocker_named_while_a_stale_block_stands_survives_the_restated_status(
+    db: Database,
+) -> None:
+    """Day 1 names a blocker and restates pending; a day-0 "blocked" without blockers,
+    recorded later, is stale. Decided again it blocks the task in said order; the day-1
+    blocker is named over it, and the restated pending keeps that blocker, as the table
+    did (the state machine found the fold dropping it, seed 15)."""
+    said = [(None, 0, (), False), ("pending", 1, ("PLAT-142",), True)]
+    said.append(("blocked", 0, (), False))
+    assert _said_now_and_far_future(db, said) == ([("pending", 1)], [("pending", 1)])
+
+
 def _said_now_and_far_future(
     db: Database, said: list[tuple[str | None, int, tuple[str, ...], bool]]
 ) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:

@@ -336,6 +336,23 @@ def test_a_stale_observation_does_not_undo_newer_progress(conn) -> None:
     assert receipt.payload["stale"] is True
 
 
+def test_blockers_said_before_the_newest_list_are_only_suggested(conn) -> None:
+    """A session imported late names blockers older than the list that replaced the
+    task's: they are suggestions, as a stale status's blockers are, not a new list."""
+    resolver = TaskResolver(conn, PROJECT)
+    resolver.resolve([mention("e0", "Write docs", at=T0)])
+    resolver.resolve([mention("new", "Write docs", blocked_by=("OPS-1",), at=T0 + timedelta(1))])
+    events = resolver.resolve([mention("old", "Write docs", blocked_by=("OPS-2",), at=T0)])
+
+    [changed] = [e for e in events if e.event_type == TASK_BLOCKERS_SET]
+    assert changed.payload["mode"] == "suggest"
+    [task_id] = [t[0] for t in tasks(conn)]
+    state, extras = load_task_state(conn, task_id)
+    assert [b.raw_text for b in state.blockers] == ["OPS-1"]
+    assert [b.raw_text for b in state.suggested_blockers] == ["OPS-2"]
+    assert extras["last_blockers_observed_at"].startswith("2025-03-02")
+
+
 # --------------------------------------------------------------------------- bad input
 
 
