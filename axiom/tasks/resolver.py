@@ -721,8 +721,8 @@ class TaskResolver:
             else ResolvedBlockers()
         )
         decided = self._decide_existing(
-            state, status, priority, resolved, bool(m.evidence_aligned) and not older_blockers,
-            stale, entry_id, observed, last, m,
+            state, status, priority, resolved, bool(m.evidence_aligned), stale, older_blockers,
+            entry_id, observed, last, m,
         )  # fmt: skip
         return _Plan(
             task_id, decided, resolved, [], stale=stale, canonical=state.canonical_key,
@@ -765,6 +765,7 @@ class TaskResolver:
         resolved: ResolvedBlockers,
         aligned: bool,
         stale: bool,
+        older_blockers: bool,
         entry_id: str,
         observed: datetime | None,
         last: datetime | None,
@@ -808,7 +809,7 @@ class TaskResolver:
                     status,
                     reason,
                     resolved.refs if status == BLOCKED else (),
-                    evidence_aligned=aligned,
+                    evidence_aligned=aligned and not older_blockers,
                 )
                 if decided and decided[-1][0] == TASK_TRANSITION_REJECTED:
                     decided[-1][1]["blocked_by"] = [
@@ -819,7 +820,7 @@ class TaskResolver:
                 take(decided)
                 blockers_done = status == BLOCKED
         if not blockers_done and (resolved.refs or current.status == BLOCKED):
-            take(decide_blockers(current, resolved.refs, aligned and not stale))
+            take(decide_blockers(current, resolved.refs, aligned and not (stale or older_blockers)))
         return events
 
     def _declarations(
