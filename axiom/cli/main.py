@@ -53,6 +53,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 2
     if not paths:
         return 0 if drained.payloads else 1
+    db.publish_before_writing()
     files, _ = discover(paths)
     with Bar(len(files), "file", "import", wanted(args.quiet)) as bar:
         report = import_paths(db, paths, fmt=args.format, on_file=lambda _p: bar.advance())

@@ -236,6 +236,13 @@ class Database:
         else:
             snapshots.drop_stale(self.path)
 
+    def publish_before_writing(self) -> None:
+        """Publish the file as it stands before a long run of writes (`axiom import`,
+        `axiom process`): a writer publishes only once it has written for a while, so
+        until then a page would wait for its first write units (README, "Session 20")."""
+        if self.use_snapshots:
+            self.publish_snapshot()
+
     def publish_snapshot(self) -> snapshots.Snapshot | None:
         """Copy the file to a read snapshot under the shared lock (readers go on reading the
         live file meanwhile); best effort, None when nothing was published."""
