@@ -53,7 +53,7 @@ from axiom.store.projection import (
     write_projecting,
 )
 
-ANALYSE_CHUNK = 32  # sessions analysed before their builds are written
+ANALYSE_CHUNK = 64  # sessions analysed before their builds are written (README, "Session 20")
 CATCH_UP_EVENTS = 150  # events per write transaction when the projectors catch up first
 WRITE_BUDGET_S = 1.0  # a write transaction takes another build only if it still fits
 
