@@ -32,10 +32,10 @@ if set(ALLOWED_HOSTS) - _LOCAL_HOSTS and not AXIOM_AUTH_TOKEN:
     )
 
 INSTALLED_APPS = [
+    "viewer",  # first: its runserver (Nagle off) replaces the staticfiles app's
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
-    "viewer",
     "api",
 ]
 
