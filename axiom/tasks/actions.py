@@ -24,7 +24,7 @@ from axiom.tasks.blockers import BlockerResolver
 from axiom.tasks.commands import MAX_NOTE_CHARS, TaskCommandError, UnknownEntity
 from axiom.tasks.events import digest
 from axiom.tasks.matcher import TaskMatcher
-from axiom.tasks.projector import TaskProjector
+from axiom.tasks.projector import PERSON, TaskProjector
 from axiom.tasks.queries import find_task_id
 from axiom.tasks.resolver import load_task_state
 from axiom.tasks.state import (
@@ -42,7 +42,7 @@ from axiom.tasks.state import (
 
 __all__ = ["ACTIONS", "ActionResult", "act_on_task", "link_blocker"]
 
-SOURCE = "person"
+SOURCE = PERSON
 ACTIONS = {"done": DONE, "cancel": CANCELLED}
 MAX_BLOCKER_CHARS = 500
 

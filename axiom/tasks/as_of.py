@@ -82,7 +82,6 @@ class _Folded:
     # While a stale change decided again stands: the blockers the table has (it never
     # had the stale change's), until a newer status observation.
     displaced: tuple[BlockerRef, ...] | None = None
-    displaced_said: datetime | None = None  # when the first of those changes was said
     # The recording position of the completion the task is in (a task_status_changed to
     # done; None once another status change is folded, or never done).
     completed_seq: int | None = None
@@ -94,7 +93,7 @@ def _is_stale(event: StoredEvent) -> bool:
     ).startswith(REASON_STALE)
 
 
-def _redecided(current: _Folded, payload: dict, said: datetime) -> TaskState:
+def _redecided(current: _Folded, payload: dict) -> TaskState:
     """A change rejected only as stale, decided again against the state folded so far
     (said order), with the blockers it named (older rejections carry none)."""
     state = current.state
@@ -109,45 +108,43 @@ def _redecided(current: _Folded, payload: dict, said: datetime) -> TaskState:
     for event_type, p in decided:
         state = evolve(state, event_type, p)  # type: ignore[assignment]
     if state.status != current.state.status and current.displaced is None:
-        current.displaced, current.displaced_said = current.state.blockers, said
+        current.displaced = current.state.blockers
     return state
 
 
-def _evolve(
-    current: _Folded | None, event: StoredEvent, said: datetime, early: bool
-) -> TaskState | None:
+def _evolve(current: _Folded | None, event: StoredEvent, early: bool) -> TaskState | None:
     """The task's state after `event`; a status change rejected only as stale is decided
     again, unless it was said before the task was created (`_over_displaced` for what is
-    said after one). Blockers said after a recorded completion but recorded before it
-    stay cleared: the completion cleared them in the projector's fold (recording order),
-    and nothing reopened the task since."""
+    said after one). A done task has no blockers: blockers said after a recorded
+    completion but recorded before it stay cleared, suggestions too (the completion
+    cleared them in the projector's fold, recording order, and nothing reopened the task
+    since); any other blockers change folded onto a done state adds none."""
     if current is not None and _is_stale(event) and not early:
-        return _redecided(current, event.payload, said)
+        return _redecided(current, event.payload)
     before = current.state if current else None
     if current is not None and current.displaced is not None:
-        before = _over_displaced(current, event, said)
+        before = _over_displaced(current, event)
     state = evolve(before, event.event_type, event.payload)
     if current is None or state is None:
         return state
     if event.event_type == TASK_STATUS_CHANGED:
         current.completed_seq = event.seq if state.status == DONE else None
-    elif (
-        event.event_type == TASK_BLOCKERS_SET
-        and state.status == DONE
-        and event.seq < (current.completed_seq or 0)
-    ):
-        return replace(state, blockers=(), suggested_blockers=())
+    elif event.event_type == TASK_BLOCKERS_SET and state.status == DONE:
+        if event.seq < (current.completed_seq or 0):
+            return replace(state, blockers=(), suggested_blockers=())
+        return replace(state, blockers=())  # done has no blockers at any time
     return state
 
 
-def _over_displaced(current: _Folded, event: StoredEvent, said: datetime) -> TaskState:
-    """The state a recorded event said after the stale changes decided again applies to.
-    The table never had their blockers: a status change, a newer status observation,
-    applies over the blockers from before them and ends their effect; a blockers change
-    leaves their status standing and changes those blockers as it changed the table's.
-    An event said with them belongs to their observation."""
+def _over_displaced(current: _Folded, event: StoredEvent) -> TaskState:
+    """The state a recorded event folded after stale changes decided again applies to.
+    The table never had their blockers (`_Folded.displaced`): a status change, a newer
+    status observation, applies over the table's blockers and ends their effect; a
+    blockers change leaves their status standing and changes the table's blockers as it
+    changed them there. (An event said at the stale change's own time comes from its
+    mention, so it is only a suggestion, which changes no blocker.)"""
     displaced = current.displaced
-    if displaced is None or said <= (current.displaced_said or said):
+    if displaced is None:
         return current.state
     if event.event_type == TASK_STATUS_CHANGED:
         current.displaced = None
@@ -189,7 +186,7 @@ def _apply(folded: dict[str, _Folded], event: StoredEvent, said: datetime, early
     current = folded.get(task_id)
     if event.event_type in TASK_EVENT_TYPES:
         try:
-            state = _evolve(current, event, said, early)
+            state = _evolve(current, event, early)
         except (TaskEventError, KeyError, TypeError, ValueError):
             return  # the projector skips it too
         if state is None:

@@ -6,8 +6,8 @@ Rows written (every timestamp is the event's ``ts``, so a rebuild reproduces the
     one row per task (``tsk_…``), condition (``cnd_…``) and artifact (``art_…``).
     For a task, ``current_json`` is `TaskState.to_json()` plus projection extras
     (``aliases``, ``mention_count``, ``aligned_mentions``, ``last_mentioned_at``,
-    ``last_status_observed_at``, ``last_blockers_observed_at``: the newest transcript time
-    of a ``replace`` of the blockers); ``status`` is the entity status (``active``), the task
+    ``last_status_observed_at``, ``last_blockers_observed_at``: when the newest list of
+    blockers was named, `named_blockers_at`); ``status`` is the entity status (``active``), the task
     status lives in ``current_json.status``. ``stage`` is ``candidate`` once a mention's
     evidence aligned, ``working`` before. Conditions carry ``{text, auto_placeholder,
     for_task, candidates, status: open|resolved, resolved_to}``.
@@ -55,8 +55,17 @@ from axiom.tasks.state import TASK_EVENT_TYPES, TaskEventError, TaskState, evolv
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BLOCKED_BY", "BLOCKED_BY_SUGGESTED", "EVIDENCE_OF", "RESOLVES_TO", "TaskProjector"]
+__all__ = [
+    "BLOCKED_BY",
+    "BLOCKED_BY_SUGGESTED",
+    "EVIDENCE_OF",
+    "PERSON",
+    "RESOLVES_TO",
+    "TaskProjector",
+    "named_blockers_at",
+]
 
+PERSON = "person"  # the ``source`` of the events a person's action appends
 BLOCKED_BY = "blocked_by"
 BLOCKED_BY_SUGGESTED = "blocked_by_suggested"
 EVIDENCE_OF = "evidence_of"
@@ -78,6 +87,21 @@ def edge_id(rel_type: str, src_id: str, dst_id: str) -> str:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def named_blockers_at(event: StoredEvent) -> str | None:
+    """When a ``task_blockers_set`` named a task's blockers: a ``replace`` with a real
+    blocker (not the placeholder), said in a transcript (its ``observed_at``) or set by a
+    person (`PERSON`: when recorded). None for a suggestion, a list cleared or left to the
+    placeholder, and a blocker reported done (the resolver's unblocking, which says why),
+    none of which names what blocks the task."""
+    p = event.payload
+    blockers = p.get("blockers") or ()
+    if p.get("mode") != "replace" or all(b.get("auto_placeholder") for b in blockers):
+        return None
+    if p.get("source") == PERSON:
+        return event.ts.isoformat(timespec="microseconds")
+    return None if p.get("reason") else p.get("observed_at")
 
 
 def _later(a: str | None, b: str | None) -> str | None:
@@ -189,9 +213,9 @@ class TaskProjector:
             before, extras = loaded
             state = evolve(before, event.event_type, p)
             assert state is not None
-            if event.event_type == TASK_BLOCKERS_SET and p.get("mode") == "replace":
+            if event.event_type == TASK_BLOCKERS_SET:
                 extras["last_blockers_observed_at"] = _later(
-                    extras.get("last_blockers_observed_at"), p.get("observed_at")
+                    extras.get("last_blockers_observed_at"), named_blockers_at(event)
                 )
             if event.event_type == TASK_TITLE_CHANGED:
                 # Older events carry no alias_key: those get the key under today's rule.

@@ -29,17 +29,18 @@ For each `TaskMention`, in order:
    ``no_task_to_update`` — unless it says "done" of a blocker ("OPS-55 is done": an
    artifact by its key, or a condition by its text). Then that blocker is taken off each
    open task it blocks (`decide_blocker_resolved`, also through a condition resolving to
-   it), and a task left with none goes back to pending; a task whose status was observed
-   later than the report is left alone. A task that becomes done is taken off the tasks
+   it), and a task left with none goes back to pending; a task whose status or blockers
+   were observed later than the report is left alone. A task that becomes done is taken off the tasks
    it blocks the same way.
 4. **Stale observations.** A mention observed before the newest status observation
    already recorded for the task (``observed_at`` older) does not move status or
    priority: a differing status is recorded as ``task_transition_rejected`` with reason
    ``stale_observation`` (carrying the blockers it named, so `axiom.tasks.as_of` can
    decide it again in said order), and its blockers only as suggestions. So are the
-   blockers of a mention observed before the newest list that replaced the task's
-   blockers (``last_blockers_observed_at``). This keeps a late re-import of an old
-   session from undoing newer progress.
+   blockers of a mention observed before the task's blockers were last named (in a
+   transcript, or by a person: ``last_blockers_observed_at``), and a blocker reported
+   done before then stays. This keeps a late re-import of an old session from undoing
+   newer progress.
 5. **Decide** with `axiom.tasks.state` (`decide_priority`, `decide_status`,
    `decide_blockers`): blockers ``replace`` when the evidence aligned, ``suggest``
    otherwise; illegal transitions are recorded as ``task_transition_rejected``.
@@ -267,6 +268,15 @@ def _naive_utc(value: Any) -> datetime | None:
     if value.tzinfo is not None:
         value = value.astimezone(UTC).replace(tzinfo=None)
     return value
+
+
+def _older_than_task(observed: datetime | None, extras: dict[str, Any]) -> bool:
+    """Whether a report observed at `observed` is older than the task's newest status or
+    list of blockers (then it does not take a blocker off: the newer word stands)."""
+    newest = [
+        _naive_utc(extras.get(k)) for k in ("last_status_observed_at", "last_blockers_observed_at")
+    ]
+    return observed is not None and any(t is not None and observed < t for t in newest)
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -647,7 +657,7 @@ class TaskResolver:
     def _unblock(self, ids: list[str], m: TaskMention, mkey: str, reason: str) -> list[NewEvent]:
         """`decide_blocker_resolved` for every open task that `ids` block (a task left
         with no blocker is no longer blocked), skipping a task whose status was observed
-        after `m`, and a task among `ids` itself (blocked through a condition resolving to
+        after `m` or whose blockers were named after it, and a task among `ids` itself (blocked through a condition resolving to
         it): its done change clears its blockers, and the projection read here is from
         before that change."""
         entry_id, session_id = m.entry_id.strip(), m.session_id
@@ -660,8 +670,7 @@ class TaskResolver:
                 continue
             if task_id not in states:
                 loaded = load_task_state(self.conn, task_id)
-                last = _naive_utc(loaded[1].get("last_status_observed_at")) if loaded else None
-                if loaded is None or (observed and last and observed < last):
+                if loaded is None or _older_than_task(observed, loaded[1]):
                     continue  # a newer observation of the task wins over this older report
                 states[task_id] = loaded[0]
             for event_type, payload in decide_blocker_resolved(states[task_id], declared, reason):

@@ -7,6 +7,7 @@ from the event log gives the same rows as the incremental projection.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pytest
 
@@ -118,3 +119,19 @@ def test_actions_survive_a_rebuild(tasks: Database, table_rows):
     with tasks.read() as conn:
         assert get_task(conn, tid("Publish the package")).task.status == "cancelled"
         assert get_task(conn, tid("Rotate the signing key")).task.status == "done"
+
+
+def test_a_late_imported_older_list_does_not_replace_a_persons_blockers(tasks: Database):
+    """A person links PLAT-142; a transcript said before that (2025), imported after,
+    names OPS-7: the person's list stands, OPS-7 is only suggested."""
+    link_blocker(tasks, tid("Publish the package"), "PLAT-142", actor="ana")
+    older = TaskMention(
+        "e3", "s0", "Publish the package", None, blocked_by=("OPS-7",), evidence_aligned=True,
+        observed_at=datetime(2025, 1, 1),
+    )  # fmt: skip
+    with tasks.write() as conn:
+        TaskResolver(conn, PROJECT).resolve([older])
+    with tasks.read() as conn:
+        task = get_task(conn, tid("Publish the package"))
+    assert [b.raw_text for b in task.blockers] == ["PLAT-142"]
+    assert [b.raw_text for b in task.suggested_blockers] == ["OPS-7"]

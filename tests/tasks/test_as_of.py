@@ -363,6 +363,20 @@ def test_a_blocker_named_while_a_stale_block_stands_survives_the_restated_status
     assert _said_now_and_far_future(db, said) == ([("pending", 1)], [("pending", 1)])
 
 
+def test_a_stale_completion_decided_again_shows_no_blocker_named_after_it(db: Database) -> None:
+    """A day-5 "done", recorded after a day-10 start, is stale; decided again in said
+    order, the task is done from day 5, and the blocker day 8 names leaves it without
+    blockers as of day 8 (done has none), while the table keeps it on the started task."""
+    said = [("pending", 0, (), True), (None, 8, ("PLAT-142",), True)]
+    said += [("in_progress", 10, (), True), ("done", 5, (), True)]
+    now, later = _said_now_and_far_future(db, said)
+    with db.read() as conn:
+        then = [
+            (t.status, t.blocker_count) for t in list_tasks_as_of(conn, datetime(2025, 1, 9, 12))
+        ]
+    assert (now, later, then) == ([("in_progress", 1)], [("in_progress", 1)], [("done", 0)])
+
+
 def _said_now_and_far_future(
     db: Database, said: list[tuple[str | None, int, tuple[str, ...], bool]]
 ) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:

@@ -353,6 +353,25 @@ def test_blockers_said_before_the_newest_list_are_only_suggested(conn) -> None:
     assert extras["last_blockers_observed_at"].startswith("2025-03-02")
 
 
+def test_a_blocker_reported_done_before_the_newest_list_stays(conn) -> None:
+    """Day 20 names PLAT-142 and OPS-7; "PLAT-142 is done", said on day 12 and imported
+    after, is older than that list: the task keeps both blockers."""
+    resolver = TaskResolver(conn, PROJECT)
+    resolver.resolve([mention("e0", "Write docs", "blocked", blocked_by=("PLAT-142",), at=T0)])
+    resolver.resolve(
+        [mention("e1", "Write docs", blocked_by=("PLAT-142", "OPS-7"), at=T0 + timedelta(20))]
+    )
+    report = TaskMention(
+        "e2", "s2", "PLAT-142", "done", evidence_aligned=True, update_only=True,
+        observed_at=T0 + timedelta(12),
+    )  # fmt: skip
+    assert not [e for e in resolver.resolve([report]) if e.event_type == TASK_BLOCKERS_SET]
+    [task_id] = [t[0] for t in tasks(conn)]
+    state, _ = load_task_state(conn, task_id)
+    assert state.status == "blocked"
+    assert sorted(b.raw_text for b in state.blockers) == ["OPS-7", "PLAT-142"]
+
+
 # --------------------------------------------------------------------------- bad input
 
 

@@ -32,12 +32,12 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from axiom.store.event_types import TASK_STATUS_CHANGED
 from axiom.store.migrate import migration_files
 from axiom.store.projection import rebuild
-from axiom.tasks.as_of import list_tasks_as_of
+from axiom.tasks.as_of import get_task_as_of, list_tasks_as_of
 from axiom.tasks.canonical import normalize_text
 from axiom.tasks.commands import TaskCommandError, resolve_condition
 from axiom.tasks.projector import TaskProjector
 from axiom.tasks.queries import list_tasks
-from axiom.tasks.resolver import TaskMention, TaskResolver
+from axiom.tasks.resolver import TaskMention, TaskResolver, load_task_state
 from axiom.tasks.state import TASK_EVENT_TYPES, TaskState, fold, is_allowed_transition
 
 PROJECT = "axiom"
@@ -224,8 +224,14 @@ class TaskMentions(RuleBasedStateMachine):
         def shown(tasks: list) -> list[tuple]:
             return sorted((t.task_id, t.title, t.status, t.blocker_count) for t in tasks)
 
+        far = datetime(9999, 1, 1)
         now = shown(list_tasks(self.conn))
-        assert shown(list_tasks_as_of(self.conn, datetime(9999, 1, 1))) == now
+        assert shown(list_tasks_as_of(self.conn, far)) == now
+        for task_id, *_ in now:  # the same blockers, not only as many
+            state, _ = load_task_state(self.conn, task_id)
+            then = get_task_as_of(self.conn, task_id, far)
+            assert then is not None
+            assert sorted(b.entity_id for b in then.blockers) == sorted(state.blocker_ids)
 
     @invariant()
     def one_entity_per_wording(self) -> None:
