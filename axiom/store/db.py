@@ -96,6 +96,7 @@ class Database:
         # AXIOM_READ_SNAPSHOTS unless told: publish after long writes, serve waiting reads
         self.use_snapshots = read_snapshots(os.environ) if use_snapshots is None else use_snapshots
         self._reading = threading.local()  # the snapshot token a thread's read sees
+        self._publish_first = False  # `publish_before_writing`: the next write publishes first
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.turnstile_path = self.path.with_name(self.path.name + ".turnstile")
         self.generation_path = self.path.with_name(self.path.name + ".gen")
@@ -207,6 +208,9 @@ class Database:
     def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A read-write connection inside one transaction, committed on success; then,
         after a long enough run of writes, a read snapshot is published."""
+        if self._publish_first:
+            self._publish_first = False
+            self.publish_snapshot()
         started = time.monotonic()
         with self._locked(fcntl.LOCK_EX):
             token = self._bump_generation()
@@ -237,11 +241,14 @@ class Database:
             snapshots.drop_stale(self.path)
 
     def publish_before_writing(self) -> None:
-        """Publish the file as it stands before a long run of writes (`axiom import`,
-        `axiom process`): a writer publishes only once it has written for a while, so
-        until then a page would wait for its first write units (README, "Session 20")."""
-        if self.use_snapshots:
-            self.publish_snapshot()
+        """Before a long run of writes (`axiom import`, `axiom process`), have the next
+        write unit publish the file as it stands before it takes the lock: a writer
+        publishes only once it has written for a while, so until then a page would wait
+        for its first write units (README, "Session 20"). Published then, not now, the
+        snapshot is fresh when the writing starts (an LLM-extracted chunk can take longer
+        to analyse than a reader may use a snapshot), and a run that writes nothing copies
+        nothing."""
+        self._publish_first = self.use_snapshots
 
     def publish_snapshot(self) -> snapshots.Snapshot | None:
         """Copy the file to a read snapshot under the shared lock (readers go on reading the

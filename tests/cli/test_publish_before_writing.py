@@ -61,3 +61,11 @@ def test_with_snapshots_off_nothing_is_published(
     monkeypatch.setenv("AXIOM_READ_SNAPSHOTS", "0")
     assert main(["import", "--quiet", str(sample_session)]) == 0
     assert published(data)[0] == 0
+
+
+def test_a_run_that_writes_nothing_copies_nothing(data: Path, sample_session: Path) -> None:
+    assert main(["import", "--quiet", str(sample_session)]) == 0
+    before = snapshots.snapshots(data / "axiom.duckdb")
+    assert main(["process", "--quiet"]) == 0  # every session is up to date
+    assert snapshots.snapshots(data / "axiom.duckdb") == before
+    assert before[0].sequence < snapshots.sequence(published(data)[2])

@@ -6,6 +6,7 @@ call after a connection's first waited for it (README, "Session 20")."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 
 from django.contrib.staticfiles.management.commands.runserver import Command as StaticRunserver
@@ -17,7 +18,8 @@ class NoDelayWSGIServer(WSGIServer):
 
     def get_request(self) -> tuple[socket.socket, object]:
         conn, address = super().get_request()
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with contextlib.suppress(OSError):  # the client is gone: its request fails as ever
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return conn, address
 
 
