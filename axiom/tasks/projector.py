@@ -6,9 +6,10 @@ Rows written (every timestamp is the event's ``ts``, so a rebuild reproduces the
     one row per task (``tsk_…``), condition (``cnd_…``) and artifact (``art_…``).
     For a task, ``current_json`` is `TaskState.to_json()` plus projection extras
     (``aliases``, ``mention_count``, ``aligned_mentions``, ``last_mentioned_at``,
-    ``last_status_observed_at``, ``last_blockers_observed_at``: when the newest list of
-    blockers was named, `named_blockers_at`); ``status`` is the entity status (``active``), the task
-    status lives in ``current_json.status``. ``stage`` is ``candidate`` once a mention's
+    ``last_status_observed_at``, ``last_blockers_observed_at``: when the newest status
+    and list of blockers were said, a person's when recorded, `named_blockers_at`);
+    ``status`` is the entity status (``active``), the task status lives in
+    ``current_json.status``. ``stage`` is ``candidate`` once a mention's
     evidence aligned, ``working`` before. Conditions carry ``{text, auto_placeholder,
     for_task, candidates, status: open|resolved, resolved_to}``.
 ``entity_aliases``
@@ -47,6 +48,7 @@ from axiom.store.event_types import (
     TASK_BLOCKERS_SET,
     TASK_CREATED,
     TASK_MENTIONED,
+    TASK_STATUS_CHANGED,
     TASK_TITLE_CHANGED,
 )
 from axiom.store.events import StoredEvent
@@ -63,6 +65,7 @@ __all__ = [
     "RESOLVES_TO",
     "TaskProjector",
     "named_blockers_at",
+    "person_said_at",
 ]
 
 PERSON = "person"  # the ``source`` of the events a person's action appends
@@ -91,17 +94,23 @@ def _dumps(value: Any) -> str:
 
 def named_blockers_at(event: StoredEvent) -> str | None:
     """When a ``task_blockers_set`` named a task's blockers: a ``replace`` with a real
-    blocker (not the placeholder), said in a transcript (its ``observed_at``) or set by a
-    person (`PERSON`: when recorded). None for a suggestion, a list cleared or left to the
-    placeholder, and a blocker reported done (the resolver's unblocking, which says why),
-    none of which names what blocks the task."""
+    blocker (not the placeholder), said in a transcript (its ``observed_at``: a blocker
+    reported done leaves the rest named then) or set by a person (`person_said_at`). None
+    for a suggestion and for a list cleared or left to the placeholder, which name
+    nothing that blocks the task."""
     p = event.payload
     blockers = p.get("blockers") or ()
     if p.get("mode") != "replace" or all(b.get("auto_placeholder") for b in blockers):
         return None
-    if p.get("source") == PERSON:
-        return event.ts.isoformat(timespec="microseconds")
-    return None if p.get("reason") else p.get("observed_at")
+    return person_said_at(event) or p.get("observed_at")
+
+
+def person_said_at(event: StoredEvent) -> str | None:
+    """When a person's action (`PERSON`) said what `event` records: when it was recorded
+    (it carries no transcript time). None for any other event."""
+    if event.payload.get("source") != PERSON:
+        return None
+    return event.ts.isoformat(timespec="microseconds")
 
 
 def _later(a: str | None, b: str | None) -> str | None:
@@ -216,6 +225,10 @@ class TaskProjector:
             if event.event_type == TASK_BLOCKERS_SET:
                 extras["last_blockers_observed_at"] = _later(
                     extras.get("last_blockers_observed_at"), named_blockers_at(event)
+                )
+            elif event.event_type == TASK_STATUS_CHANGED:  # a person's word is a newer one
+                extras["last_status_observed_at"] = _later(
+                    extras["last_status_observed_at"], person_said_at(event)
                 )
             if event.event_type == TASK_TITLE_CHANGED:
                 # Older events carry no alias_key: those get the key under today's rule.

@@ -135,3 +135,19 @@ def test_a_late_imported_older_list_does_not_replace_a_persons_blockers(tasks: D
         task = get_task(conn, tid("Publish the package"))
     assert [b.raw_text for b in task.blockers] == ["PLAT-142"]
     assert [b.raw_text for b in task.suggested_blockers] == ["OPS-7"]
+
+
+def test_a_late_imported_older_status_does_not_undo_a_persons_block(tasks: Database):
+    """A person blocks the task on PLAT-142; a transcript said before that (2025) starting
+    it, imported after, is stale: the person's status and blocker stand."""
+    link_blocker(tasks, tid("Publish the package"), "PLAT-142", actor="ana")
+    older = TaskMention(
+        "e3", "s0", "Publish the package", "in_progress", evidence_aligned=True,
+        observed_at=datetime(2025, 1, 1),
+    )  # fmt: skip
+    with tasks.write() as conn:
+        TaskResolver(conn, PROJECT).resolve([older])
+    with tasks.read() as conn:
+        task = get_task(conn, tid("Publish the package"))
+    assert task.task.status == "blocked"
+    assert [b.raw_text for b in task.blockers] == ["PLAT-142"]

@@ -19,7 +19,7 @@ from axiom.store.event_types import (
     TASK_TRANSITION_REJECTED,
 )
 from axiom.store.projection import rebuild
-from axiom.tasks.as_of import list_tasks_as_of
+from axiom.tasks.as_of import get_task_as_of, list_tasks_as_of
 from axiom.tasks.canonical import entity_id_for, placeholder_condition_key, task_key
 from axiom.tasks.commands import resolve_condition
 from axiom.tasks.projector import TaskProjector
@@ -370,6 +370,26 @@ def test_a_blocker_reported_done_before_the_newest_list_stays(conn) -> None:
     state, _ = load_task_state(conn, task_id)
     assert state.status == "blocked"
     assert sorted(b.raw_text for b in state.blockers) == ["OPS-7", "PLAT-142"]
+
+
+def test_a_list_said_before_a_blocker_was_reported_done_does_not_bring_it_back(conn) -> None:
+    """Day 20 names PLAT-142 and OPS-7, day 25 reports PLAT-142 done; a day-22 transcript
+    naming both, imported last, is older than what the report left: only suggested."""
+    resolver = TaskResolver(conn, PROJECT)
+    both = ("PLAT-142", "OPS-7")
+    resolver.resolve([mention("e0", "Write docs", "in_progress", at=T0)])
+    resolver.resolve([mention("e1", "Write docs", blocked_by=both, at=T0 + timedelta(20))])
+    done = TaskMention(
+        "e2", "s2", "PLAT-142", "done", evidence_aligned=True, update_only=True,
+        observed_at=T0 + timedelta(25),
+    )  # fmt: skip
+    resolver.resolve([done])
+    resolver.resolve([mention("e3", "Write docs", blocked_by=both, at=T0 + timedelta(22))])
+    [task_id] = [t[0] for t in tasks(conn)]
+    state, _ = load_task_state(conn, task_id)
+    assert [b.raw_text for b in state.blockers] == ["OPS-7"]
+    later = get_task_as_of(conn, task_id, datetime(9999, 1, 1))
+    assert [b.raw_text for b in later.blockers] == ["OPS-7"]
 
 
 # --------------------------------------------------------------------------- bad input
