@@ -124,15 +124,7 @@ def test_actions_survive_a_rebuild(tasks: Database, table_rows):
 def test_a_late_imported_older_list_does_not_replace_a_persons_blockers(tasks: Database):
     """A person links PLAT-142; a transcript said before that (2025), imported after,
     names OPS-7: the person's list stands, OPS-7 is only suggested."""
-    link_blocker(tasks, tid("Publish the package"), "PLAT-142", actor="ana")
-    older = TaskMention(
-        "e3", "s0", "Publish the package", None, blocked_by=("OPS-7",), evidence_aligned=True,
-        observed_at=datetime(2025, 1, 1),
-    )  # fmt: skip
-    with tasks.write() as conn:
-        TaskResolver(conn, PROJECT).resolve([older])
-    with tasks.read() as conn:
-        task = get_task(conn, tid("Publish the package"))
+    task = _after_a_person_blocked_it(tasks, None, ("OPS-7",))
     assert [b.raw_text for b in task.blockers] == ["PLAT-142"]
     assert [b.raw_text for b in task.suggested_blockers] == ["OPS-7"]
 
@@ -140,14 +132,20 @@ def test_a_late_imported_older_list_does_not_replace_a_persons_blockers(tasks: D
 def test_a_late_imported_older_status_does_not_undo_a_persons_block(tasks: Database):
     """A person blocks the task on PLAT-142; a transcript said before that (2025) starting
     it, imported after, is stale: the person's status and blocker stand."""
-    link_blocker(tasks, tid("Publish the package"), "PLAT-142", actor="ana")
-    older = TaskMention(
-        "e3", "s0", "Publish the package", "in_progress", evidence_aligned=True,
-        observed_at=datetime(2025, 1, 1),
-    )  # fmt: skip
-    with tasks.write() as conn:
-        TaskResolver(conn, PROJECT).resolve([older])
-    with tasks.read() as conn:
-        task = get_task(conn, tid("Publish the package"))
+    task = _after_a_person_blocked_it(tasks, "in_progress", ())
     assert task.task.status == "blocked"
     assert [b.raw_text for b in task.blockers] == ["PLAT-142"]
+
+
+def _after_a_person_blocked_it(db: Database, status: str | None, blocked_by: tuple[str, ...]):
+    """ "Publish the package" after a person links PLAT-142, then a mention said in 2025
+    (`status`, `blocked_by`) is resolved."""
+    link_blocker(db, tid("Publish the package"), "PLAT-142", actor="ana")
+    older = TaskMention(
+        "e3", "s0", "Publish the package", status, blocked_by=blocked_by, evidence_aligned=True,
+        observed_at=datetime(2025, 1, 1),
+    )  # fmt: skip
+    with db.write() as conn:
+        TaskResolver(conn, PROJECT).resolve([older])
+    with db.read() as conn:
+        return get_task(conn, tid("Publish the package"))
