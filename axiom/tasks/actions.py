@@ -42,7 +42,6 @@ from axiom.tasks.state import (
 
 __all__ = ["ACTIONS", "ActionResult", "act_on_task", "link_blocker"]
 
-SOURCE = PERSON
 ACTIONS = {"done": DONE, "cancel": CANCELLED}
 MAX_BLOCKER_CHARS = 500
 
@@ -76,7 +75,7 @@ def _append(
     for n, (event_type, payload) in enumerate(planned):
         if event_type == TASK_TRANSITION_REJECTED:
             raise TaskCommandError(f"not allowed: {payload['from']} → {payload['to']}")
-        payload = {**payload, "source": SOURCE, "reason": payload.get("reason") or note}
+        payload = {**payload, "source": PERSON, "reason": payload.get("reason") or note}
         key = f"{event_type}:{payload['task_id']}:{version}:{n}:{digest(payload)}"
         result = store.append(NewEvent(event_type, payload, dedupe_key=key, actor=actor))
         if result.created:

@@ -121,9 +121,7 @@ def _evolve(current: _Folded | None, event: StoredEvent, early: bool) -> TaskSta
     since); any other blockers change folded onto a done state adds none."""
     if current is not None and _is_stale(event) and not early:
         return _redecided(current, event.payload)
-    before = current.state if current else None
-    if current is not None and current.displaced is not None:
-        before = _over_displaced(current, event)
+    before = _over_displaced(current, event) if current is not None else None
     state = evolve(before, event.event_type, event.payload)
     if current is None or state is None:
         return state

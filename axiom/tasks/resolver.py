@@ -30,8 +30,8 @@ For each `TaskMention`, in order:
    artifact by its key, or a condition by its text). Then that blocker is taken off each
    open task it blocks (`decide_blocker_resolved`, also through a condition resolving to
    it), and a task left with none goes back to pending; a task whose status or blockers
-   were observed later than the report is left alone. A task that becomes done is taken off the tasks
-   it blocks the same way.
+   were observed later than the report is left alone. A task that becomes done is taken
+   off the tasks it blocks the same way.
 4. **Stale observations.** A mention observed before the newest status observation
    already recorded for the task (``observed_at`` older) does not move status or
    priority: a differing status is recorded as ``task_transition_rejected`` with reason
@@ -270,13 +270,19 @@ def _naive_utc(value: Any) -> datetime | None:
     return value
 
 
+def _said_before(observed: datetime | None, extras: dict[str, Any], clock: str) -> bool:
+    """Whether `observed` is older than the task's clock `clock` (an extra of its
+    projection: ``last_status_observed_at``, ``last_blockers_observed_at``); an unknown
+    time is never older."""
+    newest = _naive_utc(extras.get(clock))
+    return observed is not None and newest is not None and observed < newest
+
+
 def _older_than_task(observed: datetime | None, extras: dict[str, Any]) -> bool:
     """Whether a report observed at `observed` is older than the task's newest status or
     list of blockers (then it does not take a blocker off: the newer word stands)."""
-    newest = [
-        _naive_utc(extras.get(k)) for k in ("last_status_observed_at", "last_blockers_observed_at")
-    ]
-    return observed is not None and any(t is not None and observed < t for t in newest)
+    clocks = ("last_status_observed_at", "last_blockers_observed_at")
+    return any(_said_before(observed, extras, clock) for clock in clocks)
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -657,9 +663,9 @@ class TaskResolver:
     def _unblock(self, ids: list[str], m: TaskMention, mkey: str, reason: str) -> list[NewEvent]:
         """`decide_blocker_resolved` for every open task that `ids` block (a task left
         with no blocker is no longer blocked), skipping a task whose status was observed
-        after `m` or whose blockers were named after it, and a task among `ids` itself (blocked through a condition resolving to
-        it): its done change clears its blockers, and the projection read here is from
-        before that change."""
+        after `m` or whose blockers were named after it, and a task among `ids` itself
+        (blocked through a condition resolving to it): its done change clears its
+        blockers, and the projection read here is from before that change."""
         entry_id, session_id = m.entry_id.strip(), m.session_id
         observed = _naive_utc(m.observed_at)
         where = _where(m, entry_id, session_id, observed)
@@ -718,11 +724,10 @@ class TaskResolver:
         if _restates(m, status, state):
             status = None
         last = _naive_utc(data.get("last_status_observed_at"))
-        stale = observed is not None and last is not None and observed < last
-        # Blockers said before the newest list that replaced the task's are suggestions
-        # only, as a stale status's are: a late re-import does not undo a newer list.
-        named = _naive_utc(data.get("last_blockers_observed_at"))
-        older_blockers = observed is not None and named is not None and observed < named
+        stale = _said_before(observed, data, "last_status_observed_at")
+        # Blockers said before the task's were last named are suggestions only, as a stale
+        # status's are: a late re-import does not undo a newer list (or a person's).
+        older_blockers = _said_before(observed, data, "last_blockers_observed_at")
         needs_blockers = bool(m.blocked_by) or status == BLOCKED
         resolved = (
             self._blockers(m, task_id, entry_id, session_id, observed)
