@@ -293,22 +293,28 @@ class CheckResult:
 class IdrisChecker:
     """Validates candidates: idris2 when available, the built-in checker otherwise.
 
-    ``executable`` is looked up with `shutil.which` at each check (default ``idris2``);
-    pass None to always use the built-in checker. ``timeout_s`` bounds one idris2 run; a
-    run that times out counts as failed, with the reason in ``errors``.
+    ``executable`` is looked up with `shutil.which` once per value of ``PATH`` (default
+    ``idris2``): an idris2 installed into a directory already on it is used by the next
+    process; pass None to always use the built-in checker. ``timeout_s`` bounds one
+    idris2 run; a run that times out counts as failed, with the reason in ``errors``.
     """
 
     def __init__(self, executable: str | None = "idris2", timeout_s: float = DEFAULT_TIMEOUT_S):
         self.executable = executable
         self.timeout_s = timeout_s
         self._versions: dict[str, str] = {}
+        self._found: dict[str | None, str | None] = {}  # PATH -> the executable found on it
 
     def check(self, candidate: CandidateEntry, workdir: Path) -> CheckResult:
         relpath = module_relpath(candidate.entry_id)
         path = Path(workdir) / relpath
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(IdrisModule.emit(candidate) + "\n", encoding="utf-8")
-        found = shutil.which(self.executable) if self.executable else None
+        text = IdrisModule.emit(candidate) + "\n"
+        try:
+            path.write_text(text, encoding="utf-8")
+        except FileNotFoundError:  # the first module there (or the directory was removed)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        found = self._executable()
         if found is None:
             errors = check_invariants(candidate)
             return CheckResult(
@@ -319,6 +325,17 @@ class IdrisChecker:
                 module_path=str(path),
             )
         return self._run_idris2(found, Path(workdir), relpath, path)
+
+    def _executable(self) -> str | None:
+        if self.executable is None:
+            return None
+        search = os.environ.get("PATH")
+        found = self._found.get(search)
+        if found is None and search in self._found:
+            return None
+        if found is None or not os.access(found, os.X_OK):  # new, or removed since
+            found = self._found[search] = shutil.which(self.executable)
+        return found
 
     def _run_idris2(self, executable: str, workdir: Path, relpath: Path, path: Path) -> CheckResult:
         version = self._version(executable)

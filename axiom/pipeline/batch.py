@@ -40,6 +40,7 @@ from axiom.pipeline.process import (
     ProcessReport,
     analyse_ingest,
     ingested_once,
+    never_built,
     pending_ingests,
     write_build,
 )
@@ -129,7 +130,8 @@ def _write_within_budget(
     started = time.perf_counter()
     done: list[ProcessReport] = []
     longest = 0.0  # the longest build of this transaction so far
-    once = ingested_once(conn, [b.report.session_id for b in builds])
+    sessions = [b.report.session_id for b in builds]
+    once, unbuilt = ingested_once(conn, sessions), never_built(conn, sessions)
     for build in builds:
         began = time.perf_counter()
         # The projection left for the end: its statements are per transaction, not per
@@ -139,8 +141,9 @@ def _write_within_budget(
             break
         if done:  # this build reads what the earlier ones derived
             view.catch_up()
-        only = build.report.session_id in once
-        done.append(write_build(conn, build, project=False, only_ingest=only, view=view))
+        sid = build.report.session_id
+        fresh = sid in unbuilt and not any(d.session_id == sid for d in done)
+        done.append(write_build(conn, build, False, sid in once, view, fresh))
         longest = max(longest, time.perf_counter() - began)
     return done
 

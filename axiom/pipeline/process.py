@@ -403,17 +403,23 @@ def write_build(
     project: bool = True,
     only_ingest: bool = False,
     view: BuildView | None = None,
+    fresh: bool = False,
 ) -> ProcessReport:
     """Append the build's events and, with `project`, advance every projector (the next
     build reads their tables). Call it inside `write_projecting`: run again from scratch
     when a projector's failure aborts the transaction, so the stages timed in here start
     over with each attempt. `only_ingest`: the caller read, in this transaction, that the
-    session has no other ingest (`ingested_once`). `view`: what the build reads of the
-    derived tables, when it is not their projected state (`axiom.pipeline.build_view`)."""
+    session has no other ingest (`ingested_once`); `fresh`: nor any build (`never_built`),
+    so the keys of the build's own events are not read before they are appended (they
+    are read once, when the events go in: `axiom.store.events.FreshKeyStored`). `view`:
+    what the build reads of the derived tables, when it is not their projected state
+    (`axiom.pipeline.build_view`)."""
     report, timer, outcome = build.report, build.timer, build.outcome
     timer.metrics = list(build.analysed)
     view = view or BuildView(conn)
-    writer = _BuildWriter(conn, build.pipeline, build.ingest, report.build_id, view, only_ingest)
+    writer = _BuildWriter(
+        conn, build.pipeline, build.ingest, report.build_id, view, only_ingest, fresh
+    )
     writer.started()
     if outcome is not None:
         with timer.stage("materialize"):
@@ -446,6 +452,12 @@ def ingested_once(conn: duckdb.DuckDBPyConnection, session_ids: Sequence[str]) -
     return {sid for sid, n in counts.items() if n == 1}
 
 
+def never_built(conn: duckdb.DuckDBPyConnection, session_ids: Sequence[str]) -> set[str]:
+    """Which of `session_ids` no build has started on, in one read: with one ingest, no
+    event keyed by their build or their entries is stored yet (`write_build`'s `fresh`)."""
+    return set(session_ids) - set(EventStore(conn).count_per_session(BUILD_STARTED, session_ids))
+
+
 def _said_at(entry: ExtractedEntry, transcript: Transcript) -> str | None:
     """When the entry's source was complete: the latest timestamp of the messages it
     quotes (else the session's start), as stored. "As of" views filter on it."""
@@ -468,10 +480,14 @@ class _BuildWriter:
         build_id: str,
         view: BuildView,
         only_ingest: bool = False,
+        fresh: bool = False,
     ) -> None:
         self.conn = conn
         self.view = view
         self.only_ingest = only_ingest  # the session has no other ingest (`ingested_once`)
+        self.fresh = fresh and only_ingest  # nor any build (`never_built`)
+        self._own: set[str] = set()  # this build's entry ids (`record`)
+        self._fresh_keys: set[str] = set()  # keys of its own events when `fresh`
         self.store = EventStore(conn)
         self.pipeline = pipeline
         self.ingest = ingest
@@ -492,6 +508,8 @@ class _BuildWriter:
         (`_load_entry_state`), or where its queued events cannot change the answer
         (`_built_on_this_ingest_only`), so queueing changes nothing it sees: a first
         import writes a build's events in one flush."""
+        if self.fresh and self._owns(key):
+            self._fresh_keys.add(f"{event_type}:{key}")
         self._pending.append(
             NewEvent(
                 event_type,
@@ -505,10 +523,16 @@ class _BuildWriter:
         if event_type == ENTRY_PROMOTED:
             self._stages[payload["entry_id"]] = payload["to"]
 
+    def _owns(self, key: str) -> bool:
+        """Whether an event key names this build or one of its entries first: in a session
+        never built before, no such event can be stored (what others name can)."""
+        head = key.split(":", 1)[0]
+        return head == self.build_id or head in self._own
+
     def flush(self) -> None:
         """Write the queued events (deduplicated as one by one: `EventStore.append_many`)."""
         if self._pending:
-            results = self.store.append_many(self._pending)
+            results = self.store.append_many(self._pending, fresh=self._fresh_keys)
             self.appended += sum(r.created for r in results)
             self._pending = []
 
@@ -561,6 +585,7 @@ class _BuildWriter:
             {"entries": [{"entry_id": eid, "evidence": items} for eid, items in evidence.items()]},
             self.build_id,
         )
+        self._own = {e.entry_id for e in extraction.entries}
         self._load_entry_state([e.entry_id for e in extraction.entries])
         self.conflicts.said_changes(extraction.entries)
         for entry in extraction.entries:
@@ -585,7 +610,8 @@ class _BuildWriter:
         entries already created can have been promoted or approved (a promotion follows
         its entry's creation, an approval needs its row), so the payloads are read only
         for those: a first import reads one narrow dedupe column instead."""
-        created = self.store.stored_keys([f"{ENTRY_CREATED}:{eid}" for eid in entry_ids])
+        keys = [f"{ENTRY_CREATED}:{eid}" for eid in entry_ids]
+        created = self.store.stored_keys(keys, fresh=keys if self.fresh else ())
         known = [eid for eid in entry_ids if f"{ENTRY_CREATED}:{eid}" in created]
         types = (ENTRY_PROMOTED, ENTRY_APPROVED)
         events = self.store.about_any("entry_id", known, types) if known else []

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -158,6 +158,34 @@ class _Deferred:
     next_seq: int | None = None  # the next sequence number; None until first read
     drawn: int = 0  # numbers handed out from memory that the sequence has not given yet
     newest: datetime | None = None
+    unread: set[str] = field(default_factory=set)  # taken as not stored, unchecked yet
+
+
+class FreshKeyStored(BaseException):  # noqa: N818 - a signal to run again, not an error
+    """A key taken as fresh (`append_many` / `stored_keys` with `fresh`) was stored after
+    all: the unit of work runs again reading every key (`reading_every_key`). Not an
+    `Exception`, so that no handler inside the unit (a task mention's, a projector's)
+    takes it for a failure of its own and records it."""
+
+    def __init__(self, keys: Collection[str]) -> None:
+        super().__init__(f"dedupe keys taken as fresh are stored: {sorted(keys)[:5]}")
+        self.keys = set(keys)
+
+
+# Whether `fresh` keys are taken at their word (False while a unit of work runs again).
+_TRUST_FRESH: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "axiom_trust_fresh_keys", default=True
+)
+
+
+@contextmanager
+def reading_every_key() -> Iterator[None]:
+    """Inside, `fresh` keys are read like any other (after `FreshKeyStored`)."""
+    token = _TRUST_FRESH.set(False)
+    try:
+        yield
+    finally:
+        _TRUST_FRESH.reset(token)
 
 
 _DEFERRED: contextvars.ContextVar[_Deferred | None] = contextvars.ContextVar(
@@ -215,7 +243,10 @@ class EventStore:
     def flush(self) -> None:
         """Insert the rows `deferred` holds back on this connection (none outside it)."""
         state = self._deferring()
-        if state is None or not (state.rows or state.drawn):
+        if state is None:
+            return
+        self._check_unread(state)
+        if not (state.rows or state.drawn):
             return
         rows, state.rows, state.keys = state.rows, [], {}
         self._insert(rows)
@@ -227,10 +258,24 @@ class EventStore:
             if last != state.next_seq - 1:  # another writer drew numbers: ids would clash
                 raise RuntimeError(f"events_seq at {last}, expected {state.next_seq - 1}")
 
+    def _check_unread(self, state: _Deferred) -> None:
+        """One read of the keys taken as fresh since the last flush: `FreshKeyStored` when
+        some are stored (before inserting them would break the table's key)."""
+        if not state.unread:
+            return
+        unread, state.unread = list(state.unread), set()
+        rows = self._conn.execute(
+            "SELECT dedupe_key FROM event_dedup WHERE dedupe_key IN (SELECT unnest(?))", [unread]
+        ).fetchall()
+        if rows:
+            raise FreshKeyStored({r[0] for r in rows})
+
     def append(self, event: NewEvent) -> AppendResult:
         return self.append_many([event])[0]
 
-    def append_many(self, events: Sequence[NewEvent], spaced: bool = False) -> list[AppendResult]:
+    def append_many(
+        self, events: Sequence[NewEvent], spaced: bool = False, fresh: Collection[str] = ()
+    ) -> list[AppendResult]:
         """Append `events` in order as `append` would one by one, in four statements
         whatever their number (one dedupe read, one sequence read, one insert per table):
         what a writer that records many events per transaction uses. An event whose key is
@@ -238,9 +283,12 @@ class EventStore:
         False). The events share one time, unless `spaced`: then each is 1 µs after the
         one before, as one by one gives each its own (sessions of an import: tables
         derived from their ingest times, such as the outbox's claim order, keep theirs).
-        Inside `deferred`, only the dedupe read runs now."""
+        Inside `deferred`, only the dedupe read runs now, and not for the keys in `fresh`:
+        those the caller knows no event was stored under (a build's first write). They are
+        read once, when the rows go in (`FreshKeyStored` if the caller was wrong)."""
         state = self._deferring()
-        found = self._by_dedupe_keys([e.dedupe_key for e in events if e.dedupe_key], state)
+        keys = [e.dedupe_key for e in events if e.dedupe_key]
+        found = self._by_dedupe_keys(keys, state, fresh)
         fresh = [e for e in events if e.dedupe_key is None or e.dedupe_key not in found]
         seqs, ts = self._next_seqs(len(fresh), state) if fresh else ([], None)
         out: list[AppendResult] = []
@@ -269,13 +317,14 @@ class EventStore:
         return out
 
     def _by_dedupe_keys(
-        self, keys: Sequence[str], state: _Deferred | None
+        self, keys: Sequence[str], state: _Deferred | None, fresh: Collection[str] = ()
     ) -> dict[str, StoredEvent]:
         """The stored event of each of `keys` that is stored (or held back by `state`): the
         keys first (a narrow read of `event_dedup`), the events only when some are (a
-        rerun; joining `events` for every append cost a scan of it)."""
+        rerun; joining `events` for every append cost a scan of it). Keys in `fresh` are
+        taken as not stored and left for `state`'s next flush to check (see `_unread`)."""
         held = {k: state.keys[k] for k in keys if k in state.keys} if state else {}
-        keys = [k for k in keys if k not in held]
+        keys = self._unread([k for k in keys if k not in held], state, fresh)
         if not keys:
             return held
         ids = self._conn.execute(
@@ -290,6 +339,15 @@ class EventStore:
         ).fetchall()
         events = [_row_to_event(r) for r in rows]
         return held | {e.dedupe_key: e for e in events if e.dedupe_key is not None}
+
+    @staticmethod
+    def _unread(keys: list[str], state: _Deferred | None, fresh: Collection[str]) -> list[str]:
+        """`keys` but those in `fresh`, which `state` notes to check when it flushes: only
+        inside `deferred` (the check needs a flush), and not while `reading_every_key`."""
+        if state is None or not fresh or not _TRUST_FRESH.get():
+            return keys
+        state.unread.update(k for k in keys if k in fresh)
+        return [k for k in keys if k not in fresh]
 
     def _next_seqs(self, n: int, state: _Deferred | None) -> tuple[list[int], datetime]:
         """`n` fresh sequence numbers and the `ts` of events appended now (`_next_ts`), in
@@ -364,6 +422,31 @@ class EventStore:
         sql += " ORDER BY ts, event_id"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
+        return [_row_to_event(row) for row in self.conn.execute(sql, params).fetchall()]
+
+    def fetch_pending(
+        self, readers: Sequence[tuple[tuple[datetime, str] | None, Sequence[str]]], limit: int
+    ) -> list[StoredEvent]:
+        """The first `limit` events that some reader has not seen, oldest first, in one
+        read: a reader is (its position, or None when it has seen nothing; its event
+        types). Readers at different positions (projectors) then read no event that none
+        of them needs, such as an import's transcripts once their one reader has them."""
+        clauses, params = [], []
+        for position, types in readers:
+            if not types:
+                continue
+            clause = f"event_type IN ({', '.join('?' for _ in types)})"
+            params += list(types)
+            if position is not None:
+                clause += " AND (ts > ? OR (ts = ? AND event_id > ?))"
+                params += [position[0], position[0], position[1]]
+            clauses.append(f"({clause})")
+        if not clauses:
+            return []
+        sql = (
+            f"SELECT {_COLUMNS} FROM events WHERE {' OR '.join(clauses)}"
+            f" ORDER BY ts, event_id LIMIT {int(limit)}"
+        )
         return [_row_to_event(row) for row in self.conn.execute(sql, params).fetchall()]
 
     def replay(self, types: Sequence[str] | None = None, batch: int = 500) -> Iterator[StoredEvent]:
@@ -523,11 +606,12 @@ class EventStore:
         ).fetchall()
         return {e.session_id: e for e in map(_row_to_event, rows) if e.session_id is not None}
 
-    def stored_keys(self, keys: Sequence[str]) -> set[str]:
-        """Which of the dedupe `keys` are stored (or held back by `deferred`)."""
+    def stored_keys(self, keys: Sequence[str], fresh: Collection[str] = ()) -> set[str]:
+        """Which of the dedupe `keys` are stored (or held back by `deferred`); those in
+        `fresh` are taken as not stored, as in `append_many`."""
         state = self._deferring()
         held = {k for k in keys if k in state.keys} if state else set()
-        rest = list(dict.fromkeys(k for k in keys if k not in held))
+        rest = self._unread(list(dict.fromkeys(k for k in keys if k not in held)), state, fresh)
         if not rest:
             return held
         rows = self._conn.execute(

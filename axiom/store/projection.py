@@ -42,7 +42,7 @@ from __future__ import annotations
 import contextvars
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from typing import Protocol, TypeVar
 
@@ -50,7 +50,13 @@ import duckdb
 
 from axiom.store.columns import insert_columns
 from axiom.store.db import NO_SPACE, Database
-from axiom.store.events import EventStore, StoredEvent, is_redacted
+from axiom.store.events import (
+    EventStore,
+    FreshKeyStored,
+    StoredEvent,
+    is_redacted,
+    reading_every_key,
+)
 
 log = logging.getLogger("axiom.projection")
 T = TypeVar("T")
@@ -441,13 +447,16 @@ def has_backlog(
 def _pending(
     conn: duckdb.DuckDBPyConnection, projectors: Sequence[Projector], limit: int
 ) -> tuple[list[Position], tuple[str, ...], list[StoredEvent]]:
-    """Each projector's offset, their event types, and the first `limit` events after the
-    offset furthest behind."""
+    """Each projector's offset, their event types, and the first `limit` events some
+    projector has not applied (one of its types, after its offset)."""
     offsets = get_offsets(conn, [p.name for p in projectors])
     positions = [(ts, event_id or "") for ts, event_id in offsets.values()]
-    since = (None, None) if any(ts is None for ts, _ in positions) else min(positions)
     types = tuple(dict.fromkeys(t for p in projectors for t in p.event_types))
-    return positions, types, EventStore(conn).fetch_since(since[0], since[1], types, limit=limit)
+    readers = [
+        (None if ts is None else (ts, event_id), p.event_types)
+        for p, (ts, event_id) in zip(projectors, positions, strict=True)
+    ]
+    return positions, types, EventStore(conn).fetch_pending(readers, limit)
 
 
 def _apply_pending(
@@ -529,15 +538,22 @@ def write_projecting(db: Database, work: Callable[[duckdb.DuckDBPyConnection], T
     An event the unit appends itself is known by its id, which is the same on every
     attempt because each attempt opens a new connection and DuckDB does not persist a
     sequence value of a rolled-back transaction. Should that ever change, the attempts are
-    bounded (`MAX_ABORTED_EVENTS`) instead of looping."""
+    bounded (`MAX_ABORTED_EVENTS`) instead of looping. A unit that took a stored dedupe
+    key for fresh (`axiom.store.events.FreshKeyStored`) runs again reading every key."""
     aborting: dict[tuple[str, str], str] = {}
     one_by_one: set[str] = set()
+    trusting = True  # keys taken as fresh are not read (until one turns out stored)
     while True:
         token = _ABORTING.set(dict(aborting))
         batches = _ONE_BY_ONE.set(frozenset(one_by_one))
         try:
-            with db.write() as conn:
+            with nullcontext() if trusting else reading_every_key(), db.write() as conn:
                 return work(conn)
+        except FreshKeyStored as exc:
+            if not trusting:  # cannot happen: nothing is taken as fresh any more
+                raise
+            log.info("%s; running the unit of work again reading every key", exc)
+            trusting = False
         except BatchAborted as exc:
             if exc.projector in one_by_one:  # cannot happen: one at a time never raises it
                 raise

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 
@@ -644,3 +645,25 @@ def test_idris2_found_on_path_by_name(
     monkeypatch.setenv("PATH", os.path.dirname(fake_idris2))
     result = IdrisChecker().check(entry(), tmp_path)
     assert result.checker == "idris2" and result.passed
+
+
+def test_idris2_removed_after_it_was_found_leaves_the_builtin_checker(
+    tmp_path: Path, fake_idris2: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", os.path.dirname(fake_idris2))
+    checker = IdrisChecker()
+    assert checker.check(entry(), tmp_path).checker == "idris2"
+    (tmp_path / "elsewhere").mkdir()
+    shutil.move(fake_idris2, tmp_path / "elsewhere" / "idris2")
+    result = checker.check(entry(), tmp_path)
+    assert result.checker == "builtin" and result.passed
+    monkeypatch.setenv("PATH", str(tmp_path / "elsewhere"))  # another PATH: looked up again
+    assert checker.check(entry(), tmp_path).checker == "idris2"
+
+
+def test_a_module_directory_removed_between_checks_is_made_again(tmp_path: Path) -> None:
+    checker = IdrisChecker(executable=None)
+    first = Path(checker.check(entry(), tmp_path / "work").module_path or "")
+    shutil.rmtree(tmp_path / "work")
+    again = Path(checker.check(entry(), tmp_path / "work").module_path or "")
+    assert again == first and again.read_text(encoding="utf-8") == IdrisModule.emit(entry()) + "\n"

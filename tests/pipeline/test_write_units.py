@@ -4,6 +4,7 @@ tables the projectors derived from an earlier one (conflicts, corroboration)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from datetime import datetime
@@ -23,8 +24,8 @@ from axiom.pipeline.process import Pipeline, ProcessReport, pending_ingests
 from axiom.projections import project_all, rebuild_all
 from axiom.store import snapshots
 from axiom.store.db import Database
-from axiom.store.event_types import ENTRY_STATUS_CHANGED
-from axiom.store.events import EventStore, NewEvent
+from axiom.store.event_types import ENTRY_STATUS_CHANGED, MEMORY_EXTRACTED
+from axiom.store.events import EventStore, NewEvent, reading_every_key
 from axiom.store.migrate import migrate
 from tests.conflicts.support import Said, ScriptedExtractor
 from tests.pipeline.conftest import Snapshot
@@ -119,6 +120,45 @@ def test_one_transaction_for_all_builds_equals_one_per_build(
     incremental = snapshot(together)
     rebuild_all(together)
     assert snapshot(together) == incremental
+
+
+def _planted(path: Path, workdir: Path) -> tuple[Database, Pipeline]:
+    """The scripted sessions ingested, with an event stored under the key session s2's
+    build will give its `memory_extracted`, though the session was never built: what
+    `never_built` takes for impossible."""
+    db = _ingested(path)
+    pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=workdir)
+    with db.write() as conn:
+        (ingest,) = pending_ingests(conn, ["s2"], pipeline)
+        build_id = pipeline.spec.build_id_for(ingest.event_id)
+        key = f"{MEMORY_EXTRACTED}:{build_id}"
+        EventStore(conn).append(NewEvent(MEMORY_EXTRACTED, {"planted": True}, dedupe_key=key))
+    return db, pipeline
+
+
+def test_a_stored_key_taken_for_fresh_runs_the_transaction_again_reading_every_key(
+    tmp_path: Path,
+    snapshot: Callable[[Database], Snapshot],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    read, pipeline = _planted(tmp_path / "read.duckdb", tmp_path)
+    with reading_every_key():  # every key read before it is appended, as before
+        process_many(read, list(SCRIPT), pipeline)
+    trusted, pipeline = _planted(tmp_path / "trusted.duckdb", tmp_path)
+    with caplog.at_level(logging.INFO, logger="axiom.projection"):
+        reports = process_many(trusted, list(SCRIPT), pipeline)
+    assert [r.status for r in reports] == ["success"] * len(SCRIPT)
+    again = [r for r in caplog.records if "reading every key" in r.getMessage()]
+    assert len(again) == 1 and "memory_extracted:bld_" in again[0].getMessage()
+    assert _timeless(snapshot(trusted)) == _timeless(snapshot(read))
+    with trusted.read() as a, read.read() as b:
+        events = (  # a build's timings (`build_finished`) differ from run to run
+            "SELECT event_type, dedupe_key, if(event_type = 'build_finished', NULL, payload_json)"
+            " FROM events ORDER BY seq"
+        )
+        assert a.execute(events).fetchall() == b.execute(events).fetchall()
+        planted = "SELECT count(*) FROM events WHERE event_type = ?"
+        assert a.execute(planted, [MEMORY_EXTRACTED]).fetchone()[0] == len(SCRIPT)
 
 
 def test_a_backlog_is_caught_up_in_bounded_transactions_with_the_same_tables(
