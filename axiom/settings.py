@@ -255,6 +255,9 @@ class Settings:
     # AXIOM_IMPORT_GROUP_FILES: files an import writes per transaction (`axiom.ingest.
     # importer.import_paths`; fewer when they hold IMPORT_GROUP_MESSAGES); 1: one per file.
     import_group_files: int = 32
+    # AXIOM_ANALYSIS_CHILD: `import` and `process` share the rule extractor's analysis with
+    # a forked, niced child process (`axiom.pipeline.forked`); 0 analyses in the one.
+    analysis_child: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -302,6 +305,7 @@ class Settings:
             import_roots=env_paths(env, "AXIOM_IMPORT_ROOTS", (claude_projects_dir(env),)),
             import_max_mb=env_int(env, "AXIOM_IMPORT_MAX_MB", 100, minimum=1, maximum=10_000),
             read_snapshots=read_snapshots(env),
+            analysis_child=env_bool(env, "AXIOM_ANALYSIS_CHILD", True),
         )
 
 

@@ -70,6 +70,8 @@ DOCUMENTED: list[tuple[str, str, str, Any]] = [
     ("AXIOM_IMPORT_GROUP_FILES", "100", "import_group_files", 100),
     ("AXIOM_READ_SNAPSHOTS", "on", "read_snapshots", True),
     ("AXIOM_READ_SNAPSHOTS", "off", "read_snapshots", False),
+    ("AXIOM_ANALYSIS_CHILD", "0", "analysis_child", False),
+    ("AXIOM_ANALYSIS_CHILD", "yes", "analysis_child", True),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -106,6 +108,7 @@ BAD: list[tuple[str, str]] = [
     ("AXIOM_IMPORT_GROUP_FILES", "0"),
     ("AXIOM_IMPORT_GROUP_FILES", "all"),
     ("AXIOM_READ_SNAPSHOTS", "sometimes"),
+    ("AXIOM_ANALYSIS_CHILD", "two"),
 ]
 
 

@@ -33,6 +33,7 @@ import axiom.projections
 from axiom.ingest.session_queries import list_session_ids
 from axiom.pipeline.build_view import BuildView
 from axiom.pipeline.factory import configured_pipeline
+from axiom.pipeline.forked import ForkedAnalysis, can_fork
 from axiom.pipeline.order import chronological
 from axiom.pipeline.process import (
     AnalysedBuild,
@@ -174,9 +175,13 @@ def process_many(
     pipeline: Pipeline,
     on_session: Callable[[str], None] | None = None,
     budget_s: float | None = None,
+    fork: bool = False,
 ) -> list[ProcessReport]:
     """Run `pipeline` over `session_ids` in this order, chunk by chunk (idempotent), once
-    the projectors have caught up (`catch_up`); `budget_s` as in `write_builds`.
+    the projectors have caught up (`catch_up`); `budget_s` as in `write_builds`. With
+    `fork`, an extractor that runs on the CPU shares each chunk's analysis with a forked
+    child (`axiom.pipeline.forked`), which starts on the chunk while the one before it is
+    written.
 
     The next chunk is looked up (which of its sessions still need a build) before this
     chunk's builds are written, unless it shares a session with a build not written yet:
@@ -184,16 +189,18 @@ def process_many(
     builds are all written, its tail included. With an extractor whose work waits on an
     endpoint (`remote`, the LLM extractor), the next chunk is also analysed meanwhile, on a
     second thread (`ChunkAnalyst`), so the writes go on while the analysis waits for
-    replies. The offline rule extractor keeps the CPU busy instead: analysed ahead, it
-    took the second core from the processes serving pages and search for little gain
-    (README, "Session 19"), so its chunks are analysed between writes."""
+    replies. The offline rule extractor keeps the CPU busy instead: analysed ahead on a
+    thread, it took the second core from the processes serving pages and search for
+    little gain (README, "Session 19"); its chunks are analysed between writes, or, with
+    `fork`, by a niced child from the moment they are looked up."""
     catch_up(db)
     chunks = [session_ids[i : i + ANALYSE_CHUNK] for i in range(0, len(session_ids), ANALYSE_CHUNK)]
     reports: list[ProcessReport | None] = []  # per session, None while its build waits
     waiting: list[tuple[int, AnalysedBuild]] = []  # (position, build) analysed, not written
     told = 0  # sessions reported to `on_session`, in order
     remote = getattr(pipeline.extractor, "remote", False)
-    with ChunkAnalyst(db, pipeline, background=remote) as analyst:
+    forking = fork and not remote and can_fork()
+    with ChunkAnalyst(db, pipeline, background=remote, forking=forking) as analyst:
         ahead: Future[list[ProcessReport | AnalysedBuild]] | None = None
         for n, chunk in enumerate(chunks):
             if ahead is None:  # not looked up while the chunk before was written
@@ -231,21 +238,32 @@ class ChunkAnalyst:
     its own from `start` on, while the caller writes the chunk before (`process_many`);
     without, on the calling thread when it asks for the future's result.
 
+    With `forking` instead, the sessions to analyse go to a child forked at `start`
+    (`ForkedAnalysis`), and the calling thread takes its share when it asks for the
+    result.
+
     A lookup that fails comes back as a future holding its exception, for the caller to
     raise once it has written what it holds. Leaving the `with` block on an error (Ctrl-C
     included) does not wait for the thread: it is a daemon that stops after the session
-    it is on, whose analysis may wait on an LLM endpoint or `idris2` for long."""
+    it is on, whose analysis may wait on an LLM endpoint or `idris2` for long; a forked
+    child still running is terminated."""
 
-    def __init__(self, db: Database, pipeline: Pipeline, background: bool = True) -> None:
+    def __init__(
+        self, db: Database, pipeline: Pipeline, background: bool = True, forking: bool = False
+    ) -> None:
         self.db, self.pipeline, self.background = db, pipeline, background
+        self.forking = forking and not background
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._forked: list[ForkedAnalysis] = []
 
     def __enter__(self) -> ChunkAnalyst:
         return self
 
     def __exit__(self, error: type[BaseException] | None, *rest: object) -> None:
         self._stop.set()
+        for forked in self._forked:
+            forked.close()
         if error is None:  # every future was waited for: the threads have ended
             for thread in self._threads:
                 thread.join()
@@ -260,6 +278,11 @@ class ChunkAnalyst:
             failed: Future[list[ProcessReport | AnalysedBuild]] = Future()
             failed.set_exception(exc)
             return failed
+        ingests = [f for f in found if isinstance(f, StoredEvent)]
+        if self.forking and len(ingests) > 1:
+            forked = ForkedAnalysis(self.db, self.pipeline, ingests)
+            self._forked.append(forked)
+            return _OnResult(lambda future: self._collect(found, forked, future))
         if not self.background:
             return _OnResult(lambda future: self._analyse(found, future))
         future: Future[list[ProcessReport | AnalysedBuild]] = Future()
@@ -288,6 +311,22 @@ class ChunkAnalyst:
             future.set_exception(exc)
             return
         future.set_result(out)
+
+    def _collect(
+        self,
+        found: list[ProcessReport | StoredEvent],
+        forked: ForkedAnalysis,
+        future: Future[list[ProcessReport | AnalysedBuild]],
+    ) -> None:
+        """`found` in order, each ingest replaced by its build from `forked`."""
+        try:
+            builds = iter(forked.builds())
+            future.set_result([f if isinstance(f, ProcessReport) else next(builds) for f in found])
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+            future.set_exception(exc)
+        finally:
+            forked.close()
+            self._forked.remove(forked)
 
 
 class _OnResult(Future[list[ProcessReport | AnalysedBuild]]):
@@ -333,8 +372,10 @@ def process_sessions(
     ids = ordered_sessions(db, session_ids)
     if on_start:
         on_start(len(ids))
-    budget_s = Settings.from_env().write_budget_ms / 1000
-    return process_many(db, ids, configured_pipeline(), on_session, budget_s)
+    settings = Settings.from_env()
+    budget_s = settings.write_budget_ms / 1000
+    fork = settings.analysis_child
+    return process_many(db, ids, configured_pipeline(), on_session, budget_s, fork)
 
 
 def summarize(reports: list[ProcessReport]) -> str:

@@ -372,8 +372,9 @@ def pending_ingests(
     ]
 
 
-def analyse_ingest(db: Database, ingest: StoredEvent, pipeline: Pipeline) -> AnalysedBuild:
-    """`analyse_session` once the ingest is known (no lock; `db` only for task vectors)."""
+def analyse_ingest(db: Database | None, ingest: StoredEvent, pipeline: Pipeline) -> AnalysedBuild:
+    """`analyse_session` once the ingest is known (no lock; `db` only for task vectors:
+    without it, none are looked up, and `add_task_vectors` can add them later)."""
     session_id = ingest.session_id or ""
     build_id = pipeline.spec.build_id_for(ingest.event_id)
     transcript = Transcript.from_json(ingest.payload["transcript"])
@@ -395,6 +396,16 @@ def analyse_ingest(db: Database, ingest: StoredEvent, pipeline: Pipeline) -> Ana
         log.warning("session %s: build %s failed: %s", session_id, build_id, report.error)
         outcome = None
     return AnalysedBuild(pipeline, ingest, report, timer, outcome, list(timer.metrics))
+
+
+def add_task_vectors(db: Database, build: AnalysedBuild) -> AnalysedBuild:
+    """The task-vector stage of a build analysed without `db` (in a forked child:
+    `axiom.pipeline.forked`), run here, where the model and the vector table are."""
+    outcome = build.outcome
+    if outcome is not None and not outcome.extraction.failures:
+        _task_vectors(build.pipeline, db, outcome, build.timer)
+        build.analysed = list(build.timer.metrics)
+    return build
 
 
 def write_build(

@@ -1,0 +1,125 @@
+"""Analysis shared with a forked child (`axiom.pipeline.forked`): the store it leaves is
+the one analysing in one process leaves, whoever analysed which session, and a child that
+dies or is left behind loses nothing and stays nowhere."""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from axiom.extract.types import ExtractionResult
+from axiom.ingest.transcript import Transcript
+from axiom.pipeline import batch
+from axiom.pipeline.batch import process_many
+from axiom.pipeline.forked import ForkedAnalysis, can_fork
+from axiom.pipeline.process import Pipeline, pending_ingests
+from axiom.store.db import Database
+from axiom.store.events import StoredEvent
+from tests.conflicts.support import ScriptedExtractor
+from tests.pipeline.conftest import Snapshot
+from tests.pipeline.test_write_units import SCRIPT, _ingested, _timeless
+
+EVENTS = (  # a build's timings (`build_finished`) differ from run to run
+    "SELECT event_type, dedupe_key, if(event_type = 'build_finished', NULL, payload_json)"
+    " FROM events ORDER BY seq"
+)
+
+
+class ChildCounting(ScriptedExtractor):
+    """Counts the sessions extracted in another process than the test's (shared memory
+    the fork inherits); with `in_child`, does that instead of extracting there."""
+
+    def __init__(self, in_child: Callable[[], None] | None = None) -> None:
+        super().__init__(SCRIPT)
+        self.parent = os.getpid()
+        self.in_child = in_child
+        self.by_child = multiprocessing.get_context("fork").Value("i", 0)
+
+    def extract(self, transcript: Transcript) -> ExtractionResult:
+        if os.getpid() != self.parent:
+            with self.by_child.get_lock():
+                self.by_child.value += 1
+            if self.in_child is not None:
+                self.in_child()
+        return super().extract(transcript)
+
+
+def _processed(
+    path: Path, workdir: Path, extractor: ScriptedExtractor, fork: bool
+) -> tuple[Database, list[str]]:
+    db = _ingested(path)
+    reports = process_many(
+        db, list(SCRIPT), Pipeline(extractor=extractor, workdir=workdir), fork=fork
+    )
+    return db, [r.status for r in reports]
+
+
+def _events(db: Database) -> list[tuple[object, ...]]:
+    with db.read() as conn:
+        return conn.execute(EVENTS).fetchall()
+
+
+@pytest.mark.parametrize("chunk", [2, 64])  # the chunks after the first start while it is written
+def test_a_forked_child_s_share_leaves_the_store_one_process_leaves(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    snapshot: Callable[[Database], Snapshot],
+    chunk: int,
+) -> None:
+    monkeypatch.setattr(batch, "ANALYSE_CHUNK", chunk)
+    one, statuses = _processed(tmp_path / "one.duckdb", tmp_path, ScriptedExtractor(SCRIPT), False)
+    assert statuses == ["success"] * len(SCRIPT)
+    extractor = ChildCounting()
+    forked, statuses = _processed(tmp_path / "forked.duckdb", tmp_path, extractor, True)
+    assert statuses == ["success"] * len(SCRIPT)
+    assert extractor.by_child.value >= 1  # the child did analyse some
+    assert _timeless(snapshot(forked)) == _timeless(snapshot(one))
+    assert _events(forked) == _events(one)
+
+
+def test_sessions_a_dead_child_claimed_are_analysed_by_the_parent(
+    tmp_path: Path,
+    snapshot: Callable[[Database], Snapshot],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    one, _ = _processed(tmp_path / "one.duckdb", tmp_path, ScriptedExtractor(SCRIPT), False)
+    extractor = ChildCounting(in_child=lambda: os._exit(9))  # dies on the first it takes
+    with caplog.at_level(logging.WARNING, logger="axiom.pipeline"):
+        forked, statuses = _processed(tmp_path / "forked.duckdb", tmp_path, extractor, True)
+    assert statuses == ["success"] * len(SCRIPT)
+    assert extractor.by_child.value == 1
+    assert any("analysis child exited with 9" in r.getMessage() for r in caplog.records)
+    assert _timeless(snapshot(forked)) == _timeless(snapshot(one))
+    assert _events(forked) == _events(one)
+
+
+def test_closing_stops_a_child_still_analysing(tmp_path: Path) -> None:
+    db = _ingested(tmp_path / "axiom.duckdb")
+    pipeline = Pipeline(extractor=ChildCounting(in_child=lambda: time.sleep(60)), workdir=tmp_path)
+    with db.read() as conn:
+        ingests = [f for f in pending_ingests(conn, list(SCRIPT), pipeline)]
+    assert all(isinstance(f, StoredEvent) for f in ingests)
+    forked = ForkedAnalysis(db, pipeline, ingests)  # type: ignore[arg-type]
+    began = time.monotonic()
+    while pipeline.extractor.by_child.value == 0:  # type: ignore[attr-defined]
+        assert time.monotonic() - began < 30, "the child never started"
+        time.sleep(0.01)
+    forked.close()
+    assert not forked._child.is_alive()
+    assert time.monotonic() - began < 30  # terminated, not waited for
+
+
+def test_a_daemon_process_does_not_fork() -> None:
+    context = multiprocessing.get_context("fork")
+    answers = context.Queue()
+    child = context.Process(target=lambda: answers.put(can_fork()), daemon=True)
+    child.start()
+    assert answers.get(timeout=30) is False
+    child.join()
+    assert can_fork()  # the test process itself may
