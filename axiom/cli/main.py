@@ -29,7 +29,7 @@ from axiom.observability.stats import collect_stats
 from axiom.pipeline.batch import summarize
 from axiom.projections import all_projectors, rebuild_all
 from axiom.service.up import register as register_up_command
-from axiom.settings import SettingsError
+from axiom.settings import Settings, SettingsError
 from axiom.store.db import Database, OutOfSpace
 from axiom.store.migrate import migrate, open_database
 from axiom.store.rewrite import rewrite_database
@@ -56,7 +56,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     db.publish_before_writing()
     files, _ = discover(paths)
     with Bar(len(files), "file", "import", wanted(args.quiet)) as bar:
-        report = import_paths(db, paths, fmt=args.format, on_file=lambda _p: bar.advance())
+        report = import_paths(
+            db,
+            paths,
+            fmt=args.format,
+            on_file=lambda _p: bar.advance(),
+            fork=Settings.from_env().analysis_child,
+        )
     for issue in report.issues:
         print(issue, file=sys.stderr)
     print(

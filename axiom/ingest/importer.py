@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from axiom.forking import Failed, SharedMap, can_fork
 from axiom.ingest.formats import UnknownFormat, discover, parse_file
 from axiom.ingest.issues import InputIssue
 from axiom.ingest.merge import MergeCounts, merge_transcripts
@@ -210,20 +211,27 @@ def ingest_transcripts(
     transcripts: Iterable[Transcript | PreparedSession],
     actor: str = "import",
     project: bool = True,
+    fork: bool = False,
 ) -> list[MergeResult]:
     """Append the transcripts; with `project`, also advance the session tables in the same
     transaction (the CLI does; Celery's ingest task leaves projection to the writer).
 
     Transcripts are prepared (`prepare_session`, which raises ValueError for one that cannot
     be stored, before anything is written) and their notes logged before the write lock is
-    taken; a `PreparedSession` is appended as it is. Each is merged into its stored session
-    (`append_session`): a transcript holding part of a session never drops the rest."""
+    taken, with `fork` shared with a forked child (`axiom.forking`); a `PreparedSession` is
+    appended as it is. Each is merged into its stored session (`append_session`): a
+    transcript holding part of a session never drops the rest."""
+    items = list(transcripts)
+    fresh = [t for t in items if not isinstance(t, PreparedSession)]
+    done = iter(_shared(prepare_session, fresh, fork))
     prepared: list[PreparedSession] = []
-    for item in transcripts:
+    for item in items:
         if isinstance(item, PreparedSession):
             prepared.append(item)
             continue
-        session = prepare_session(item)
+        session = next(done)
+        if isinstance(session, Failed):
+            raise session.error
         for note in session.notes:
             log.warning("session %s: %s", session.transcript.session_id, note)
         prepared.append(session)
@@ -245,6 +253,24 @@ IMPORT_GROUP_MESSAGES = 5_000
 IMPORT_GROUP_CHARS = 8_000_000
 
 
+def _shared(fn: Callable[[Any], Any], items: list[Any], fork: bool) -> list[Any]:
+    """`fn` over `items`, each result or `Failed`, in order: shared with a forked child
+    (`axiom.forking.SharedMap`) when `fork` and there are two or more, else here."""
+    if fork and len(items) > 1 and can_fork():
+        shared = SharedMap(fn, items)
+        try:
+            return shared.results()
+        finally:
+            shared.close()
+    out = []
+    for item in items:
+        try:
+            out.append(fn(item))
+        except Exception as exc:  # noqa: BLE001 - the caller decides, in order
+            out.append(Failed(exc))
+    return out
+
+
 @dataclass
 class _ReadFile:
     """A file parsed and its sessions prepared (outside the lock), not yet written."""
@@ -253,6 +279,7 @@ class _ReadFile:
     sessions: list[PreparedSession]
     messages: int  # in all its sessions: what the group's bounds count
     chars: int
+    issues: list[InputIssue]  # found reading it, for the import's report
 
 
 def import_paths(
@@ -262,38 +289,63 @@ def import_paths(
     on_file: Callable[[Path], None] | None = None,
     project: bool = True,
     within: Sequence[Path] | None = None,
+    fork: bool = False,
 ) -> ImportReport:
     """Import the transcripts at `paths`; `within`: the import roots a path sent to the
     server was confined to (links inside its folders must not lead out of them).
 
-    Files are parsed and prepared one by one, then written several per transaction (up to
-    AXIOM_IMPORT_GROUP_FILES files, `IMPORT_GROUP_MESSAGES` messages or
-    `IMPORT_GROUP_CHARS` characters). A group whose write fails is written again one file
-    per transaction, so a file that cannot be stored is reported on its own and the others
-    still land. `on_file` is called once per file,
-    after it is written or has failed."""
+    Files are parsed and prepared AXIOM_IMPORT_GROUP_FILES at a time (with `fork`, shared
+    with a forked child: `axiom.forking`), then written several per transaction (up to that
+    many files, `IMPORT_GROUP_MESSAGES` messages or `IMPORT_GROUP_CHARS` characters). A
+    group whose write fails is written again one file per transaction, so a file that
+    cannot be stored is reported on its own and the others still land. `on_file` is called
+    once per file, after it is written or has failed."""
     files, issues = discover(paths, within)
     report = ImportReport(issues=list(issues))
     group_files = Settings.from_env().import_group_files
     group: list[_ReadFile] = []
-    for path in files:
-        report.files += 1
-        try:
-            read = _read_file(path, fmt, report)
-        except UnknownFormat:  # a wrong --format: every later file would fail the same
-            _write_group(db, group, project, report, on_file)  # (none read yet, in fact)
-            raise
-        except Exception as exc:  # one file's surprise must not stop the other files
-            _failed(report, path, exc)
-            if on_file:
-                on_file(path)
-            continue
-        group.append(read)
-        if len(group) >= group_files or _full(group):
-            _write_group(db, group, project, report, on_file)
-            group = []
+    for batch in _batches(files, group_files):
+        for path, read in zip(batch, _shared(_Reader(fmt), batch, fork), strict=True):
+            report.files += 1
+            if isinstance(read, Failed) and isinstance(read.error, UnknownFormat):
+                # a wrong --format: every later file would fail the same
+                _write_group(db, group, project, report, on_file)  # (none read yet, in fact)
+                raise read.error
+            if isinstance(read, Failed):  # one file's surprise must not stop the others
+                _failed(report, path, read.error)
+                if on_file:
+                    on_file(path)
+                continue
+            report.issues += read.issues
+            group.append(read)
+            if len(group) >= group_files or _full(group):
+                _write_group(db, group, project, report, on_file)
+                group = []
     _write_group(db, group, project, report, on_file)
     return report
+
+
+def _batches(files: list[Path], most: int) -> Iterator[list[Path]]:
+    """`files` in runs read before any of them is written: at most `most` files, and
+    fewer once they take `IMPORT_GROUP_CHARS` bytes on disk, so that no more is held in
+    memory than a group of large files (at least one file each)."""
+    batch: list[Path] = []
+    size = 0
+    for path in files:
+        if batch and (len(batch) >= most or size >= IMPORT_GROUP_CHARS):
+            yield batch
+            batch, size = [], 0
+        batch.append(path)
+        size += _size_on_disk(path)
+    if batch:
+        yield batch
+
+
+def _size_on_disk(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # reading it will say what is wrong
+        return 0
 
 
 def _full(group: list[_ReadFile]) -> bool:
@@ -311,23 +363,33 @@ def _failed(report: ImportReport, path: Path, exc: Exception) -> None:
     report.issues.append(InputIssue(str(path), None, reason))
 
 
-def _read_file(path: Path, fmt: str | None, report: ImportReport) -> _ReadFile:
-    """Parse the file and prepare its sessions; the issues found go into `report`."""
+@dataclass(frozen=True)
+class _Reader:
+    """`_read_file` with the import's format: what `_shared` maps over the files."""
+
+    fmt: str | None
+
+    def __call__(self, path: Path) -> _ReadFile:
+        return _read_file(path, self.fmt)
+
+
+def _read_file(path: Path, fmt: str | None) -> _ReadFile:
+    """Parse the file and prepare its sessions, with the issues found."""
     parsed = parse_file(path, fmt)
-    report.issues += parsed.issues
+    issues = list(parsed.issues)
     prepared: list[PreparedSession] = []
     for transcript in parsed.transcripts:
         try:
             session = prepare_session(transcript)
         except ValueError as exc:
             reason = f"session {transcript.session_id!r} not imported: {exc}"
-            report.issues.append(InputIssue(str(path), None, reason))
+            issues.append(InputIssue(str(path), None, reason))
             continue
         sid = session.transcript.session_id
-        report.issues += [InputIssue(str(path), None, f"session {sid}: {n}") for n in session.notes]
+        issues += [InputIssue(str(path), None, f"session {sid}: {n}") for n in session.notes]
         prepared.append(session)
     messages = [m for s in prepared for m in s.transcript.messages]
-    return _ReadFile(path, prepared, len(messages), sum(len(m.text) for m in messages))
+    return _ReadFile(path, prepared, len(messages), sum(len(m.text) for m in messages), issues)
 
 
 def _write_group(

@@ -30,10 +30,11 @@ from concurrent.futures import Future
 import duckdb
 
 import axiom.projections
+from axiom.forking import can_fork
 from axiom.ingest.session_queries import list_session_ids
 from axiom.pipeline.build_view import BuildView
 from axiom.pipeline.factory import configured_pipeline
-from axiom.pipeline.forked import ForkedAnalysis, can_fork
+from axiom.pipeline.forked import ForkedAnalysis
 from axiom.pipeline.order import chronological
 from axiom.pipeline.process import (
     AnalysedBuild,

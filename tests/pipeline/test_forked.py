@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from axiom.extract.types import ExtractionResult
+from axiom.forking import can_fork
 from axiom.ingest.transcript import Transcript
 from axiom.pipeline import batch
 from axiom.pipeline.batch import process_many
-from axiom.pipeline.forked import ForkedAnalysis, can_fork
+from axiom.pipeline.forked import ForkedAnalysis
 from axiom.pipeline.process import Pipeline, pending_ingests
 from axiom.store.db import Database
 from axiom.store.events import StoredEvent
@@ -90,11 +91,11 @@ def test_sessions_a_dead_child_claimed_are_analysed_by_the_parent(
 ) -> None:
     one, _ = _processed(tmp_path / "one.duckdb", tmp_path, ScriptedExtractor(SCRIPT), False)
     extractor = ChildCounting(in_child=lambda: os._exit(9))  # dies on the first it takes
-    with caplog.at_level(logging.WARNING, logger="axiom.pipeline"):
+    with caplog.at_level(logging.WARNING, logger="axiom.forking"):
         forked, statuses = _processed(tmp_path / "forked.duckdb", tmp_path, extractor, True)
     assert statuses == ["success"] * len(SCRIPT)
     assert extractor.by_child.value == 1
-    assert any("analysis child exited with 9" in r.getMessage() for r in caplog.records)
+    assert any("sharing child exited with 9" in r.getMessage() for r in caplog.records)
     assert _timeless(snapshot(forked)) == _timeless(snapshot(one))
     assert _events(forked) == _events(one)
 
@@ -111,7 +112,7 @@ def test_closing_stops_a_child_still_analysing(tmp_path: Path) -> None:
         assert time.monotonic() - began < 30, "the child never started"
         time.sleep(0.01)
     forked.close()
-    assert not forked._child.is_alive()
+    assert not forked._shared._child.is_alive()
     assert time.monotonic() - began < 30  # terminated, not waited for
 
 

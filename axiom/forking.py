@@ -1,0 +1,146 @@
+"""A map over a list shared with a forked child process, so that CPU work in Python (an
+import's privacy filter, the rule extractor) uses the machine's second core.
+
+`SharedMap(fn, items)` forks the child at once; it applies `fn` from the front of the list.
+When the caller asks for the results, it applies `fn` from the back until the two meet
+(each item is claimed under a lock both share), so whatever head start the child had
+while the caller did something else (wrote the chunk before) is never waited for, and a
+list nothing came before is done by both halves at once. The child writes each result to
+an anonymous in-memory file, which the caller reads once the child has ended; an item the
+child claimed but did not finish (it was killed) is done by the caller.
+
+The child runs niced (`CHILD_NICENESS`), so the processes serving pages and search keep the
+core first, and stops once its parent is gone. `fn` must not touch the store (the child
+shares no connection) and must return something `pickle` can carry. Forking is used only
+where it is safe: from a process that is not a daemon (a Celery pool process cannot have
+children), and by the commands that choose to (`AXIOM_ANALYSIS_CHILD`).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import multiprocessing
+import os
+import pickle
+import signal
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import IO, Generic, TypeVar
+
+CHILD_NICENESS = 10  # below the processes serving pages, which share the machine's cores
+# LanceDB, once loaded (task vectors), warns at every fork that a child using it could
+# deadlock: a child here never does.
+LANCEDB_FORK_WARNING = "lancedb fork support is experimental"
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+log = logging.getLogger("axiom.forking")
+
+
+def can_fork() -> bool:
+    """Whether this process may fork a sharing child (POSIX, not a daemon)."""
+    return hasattr(os, "fork") and not multiprocessing.current_process().daemon
+
+
+@dataclass(frozen=True)
+class Failed:
+    """What `fn` raised for an item (in either process), in its place among the results."""
+
+    error: Exception
+
+
+class SharedMap(Generic[T, R]):
+    """`fn` over `items`, shared with a child forked now (see the module)."""
+
+    def __init__(self, fn: Callable[[T], R], items: Sequence[T]) -> None:
+        self.fn, self.items = fn, items
+        context = multiprocessing.get_context("fork")
+        self._ends = context.Array("i", [0, len(items)])  # next front claim, back end
+        self._parent = os.getpid()
+        self._out = _scratch_file()
+        self._child = context.Process(target=self._front, name="axiom-share", daemon=True)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", LANCEDB_FORK_WARNING, RuntimeWarning)
+            self._child.start()
+
+    def results(self) -> list[R | Failed]:
+        """Each item's result (or `Failed`), in order; the child has ended by then."""
+        mine: dict[int, R | Failed] = {}
+        while (index := self._claim(back=True)) is not None:
+            mine[index] = self._apply(index)
+        self._child.join()
+        if self._child.exitcode:
+            log.warning("sharing child exited with %s; its items are done here",
+                        self._child.exitcode)  # fmt: skip
+        theirs = self._read()
+        out: list[R | Failed] = []
+        for index in range(len(self.items)):
+            if index in mine:
+                out.append(mine[index])
+            elif index in theirs:
+                out.append(theirs[index])
+            else:  # claimed by a child that did not finish it
+                out.append(self._apply(index))
+        return out
+
+    def close(self) -> None:
+        """Stop the child if it still runs (the caller gave up: an error, Ctrl-C)."""
+        if self._child.is_alive():
+            self._child.terminate()
+        self._child.join()
+        self._out.close()
+
+    def _apply(self, index: int) -> R | Failed:
+        try:
+            return self.fn(self.items[index])
+        except Exception as exc:  # noqa: BLE001 - the caller decides, in order
+            return Failed(exc)
+
+    def _front(self) -> None:
+        """In the child: from the front while items are left unclaimed and the parent
+        lives (killed, it can no longer want them)."""
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+        os.nice(CHILD_NICENESS)
+        while os.getppid() == self._parent and (index := self._claim(back=False)) is not None:
+            result = self._apply(index)
+            try:
+                data = pickle.dumps((index, result), protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:  # noqa: BLE001 - an error that cannot travel as itself
+                data = pickle.dumps((index, Failed(RuntimeError(repr(exc)))))
+            self._out.write(data)
+            self._out.flush()
+
+    def _claim(self, back: bool) -> int | None:
+        """The next unclaimed item from the back (parent) or the front (child)."""
+        with self._ends.get_lock():
+            front, end = self._ends[0], self._ends[1]
+            if front >= end:
+                return None
+            if back:
+                self._ends[1] = end - 1
+                return end - 1
+            self._ends[0] = front + 1
+            return front
+
+    def _read(self) -> dict[int, R | Failed]:
+        """The results the child wrote, up to the first it did not finish writing."""
+        self._out.seek(0)
+        found: dict[int, R | Failed] = {}
+        while True:
+            try:
+                index, result = pickle.load(self._out)
+            except Exception:  # noqa: BLE001 - the end, or a record cut short by a kill
+                return found
+            found[index] = result
+
+
+def _scratch_file() -> IO[bytes]:
+    """An anonymous file both processes share: in memory where the system offers it (the
+    results hold transcript text), else an unlinked temporary file."""
+    if hasattr(os, "memfd_create"):
+        return io.open(os.memfd_create("axiom-share"), "w+b")  # noqa: UP020 - an fd
+    return tempfile.TemporaryFile()
