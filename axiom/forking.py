@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import IO, Generic, TypeVar
 
 CHILD_NICENESS = 10  # below the processes serving pages, which share the machine's cores
+LOCK_CHECK_S = 1.0  # how often a wait for the claims' lock checks the other process lives
 # LanceDB, once loaded (task vectors), warns at every fork that a child using it could
 # deadlock: a child here never does.
 LANCEDB_FORK_WARNING = "lancedb fork support is experimental"
@@ -63,16 +64,22 @@ class SharedMap(Generic[T, R]):
         self._parent = os.getpid()
         self._out = _scratch_file()
         self._child = context.Process(target=self._front, name="axiom-share", daemon=True)
+        self._started = False
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", LANCEDB_FORK_WARNING, RuntimeWarning)
-            self._child.start()
+            try:
+                self._child.start()
+                self._started = True
+            except OSError as exc:  # no fork to be had (memory, process limits): all here
+                log.warning("could not fork a sharing child (%s); one process does it all", exc)
 
     def results(self) -> list[R | Failed]:
         """Each item's result (or `Failed`), in order; the child has ended by then."""
         mine: dict[int, R | Failed] = {}
         while (index := self._claim(back=True)) is not None:
             mine[index] = self._apply(index)
-        self._child.join()
+        if self._started:
+            self._child.join()
         if self._child.exitcode:
             log.warning("sharing child exited with %s; its items are done here",
                         self._child.exitcode)  # fmt: skip
@@ -89,9 +96,10 @@ class SharedMap(Generic[T, R]):
 
     def close(self) -> None:
         """Stop the child if it still runs (the caller gave up: an error, Ctrl-C)."""
-        if self._child.is_alive():
-            self._child.terminate()
-        self._child.join()
+        if self._started:
+            if self._child.is_alive():
+                self._child.terminate()
+            self._child.join()
         self._out.close()
 
     def _apply(self, index: int) -> R | Failed:
@@ -102,40 +110,58 @@ class SharedMap(Generic[T, R]):
 
     def _front(self) -> None:
         """In the child: from the front while items are left unclaimed and the parent
-        lives (killed, it can no longer want them)."""
+        lives (killed, it can no longer want them: `_claim`)."""
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
         os.nice(CHILD_NICENESS)
-        while os.getppid() == self._parent and (index := self._claim(back=False)) is not None:
+        while (index := self._claim(back=False)) is not None:
             result = self._apply(index)
             try:
                 data = pickle.dumps((index, result), protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception as exc:  # noqa: BLE001 - an error that cannot travel as itself
-                data = pickle.dumps((index, Failed(RuntimeError(repr(exc)))))
-            self._out.write(data)
+            except Exception:  # noqa: BLE001 - cannot travel: the parent does it again
+                continue
+            self._out.write(len(data).to_bytes(8, "little") + data)
             self._out.flush()
 
     def _claim(self, back: bool) -> int | None:
-        """The next unclaimed item from the back (parent) or the front (child)."""
-        with self._ends.get_lock():
-            front, end = self._ends[0], self._ends[1]
-            if front >= end:
+        """The next unclaimed item from the back (parent) or the front (child). A lock
+        whose holder died with it (killed) is not waited for: the parent takes every item
+        left, the child stops."""
+        lock = self._ends.get_lock()
+        while not lock.acquire(timeout=LOCK_CHECK_S):
+            if back and not self._child.is_alive():
+                return self._take(back)
+            if not back and os.getppid() != self._parent:
                 return None
-            if back:
-                self._ends[1] = end - 1
-                return end - 1
-            self._ends[0] = front + 1
-            return front
+        try:
+            if not back and os.getppid() != self._parent:  # gone: it can no longer want it
+                return None
+            return self._take(back)
+        finally:
+            lock.release()
+
+    def _take(self, back: bool) -> int | None:
+        front, end = self._ends[0], self._ends[1]
+        if front >= end:
+            return None
+        if back:
+            self._ends[1] = end - 1
+            return end - 1
+        self._ends[0] = front + 1
+        return front
 
     def _read(self) -> dict[int, R | Failed]:
-        """The results the child wrote, up to the first it did not finish writing."""
+        """The results the child wrote (one that cannot be read back is done again; a
+        record cut short by a kill ends them)."""
         self._out.seek(0)
         found: dict[int, R | Failed] = {}
-        while True:
+        while len(head := self._out.read(8)) == 8:
+            data = self._out.read(int.from_bytes(head, "little"))
             try:
-                index, result = pickle.load(self._out)
-            except Exception:  # noqa: BLE001 - the end, or a record cut short by a kill
-                return found
+                index, result = pickle.loads(data)
+            except Exception:  # noqa: BLE001 - cut short, or an error that cannot be rebuilt
+                continue
             found[index] = result
+        return found
 
 
 def _scratch_file() -> IO[bytes]:

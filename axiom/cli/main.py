@@ -54,7 +54,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not paths:
         return 0 if drained.payloads else 1
     db.publish_before_writing()
-    files, _ = discover(paths)
+    files, problems = discover(paths)
+    if not files and not problems:  # (a path that is not there is reported as such)
+        where = ", ".join(str(p) for p in paths)
+        print(f"no transcript files found in {where}", file=sys.stderr)
     with Bar(len(files), "file", "import", wanted(args.quiet)) as bar:
         report = import_paths(
             db,
@@ -219,3 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutOfSpace as exc:  # a full disk: what to do, in one line, no traceback
         print(f"error: {exc.strerror}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: what was committed stays; a rerun goes on from it
+        print("interrupted: what was written before stays; run the command again to go on",
+              file=sys.stderr)  # fmt: skip
+        return 130

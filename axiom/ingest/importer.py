@@ -312,7 +312,11 @@ def import_paths(
                 _write_group(db, group, project, report, on_file)  # (none read yet, in fact)
                 raise read.error
             if isinstance(read, Failed):  # one file's surprise must not stop the others
-                _failed(report, path, read.error)
+                error = read.error
+                if isinstance(error, _PrepareFailed):
+                    report.issues += error.issues
+                    error = error.cause
+                _failed(report, path, error)
                 if on_file:
                     on_file(path)
                 continue
@@ -373,6 +377,15 @@ class _Reader:
         return _read_file(path, self.fmt)
 
 
+class _PrepareFailed(Exception):  # noqa: N818 - carries the parse's issues, then fails
+    """A file parsed, whose sessions could not be prepared: the issues its parse found
+    still go into the report, then the failure (`import_paths`)."""
+
+    def __init__(self, issues: list[InputIssue], cause: Exception) -> None:
+        super().__init__(issues, cause)
+        self.issues, self.cause = issues, cause
+
+
 def _read_file(path: Path, fmt: str | None) -> _ReadFile:
     """Parse the file and prepare its sessions, with the issues found."""
     parsed = parse_file(path, fmt)
@@ -385,6 +398,8 @@ def _read_file(path: Path, fmt: str | None) -> _ReadFile:
             reason = f"session {transcript.session_id!r} not imported: {exc}"
             issues.append(InputIssue(str(path), None, reason))
             continue
+        except Exception as exc:
+            raise _PrepareFailed(issues, exc) from exc
         sid = session.transcript.session_id
         issues += [InputIssue(str(path), None, f"session {sid}: {n}") for n in session.notes]
         prepared.append(session)

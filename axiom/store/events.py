@@ -432,9 +432,8 @@ class EventStore:
         types). Readers at different positions (projectors) then read no event that none
         of them needs, such as an import's transcripts once their one reader has them."""
         clauses, params = [], []
+        readers = [(position, types) for position, types in readers if types]
         for position, types in readers:
-            if not types:
-                continue
             clause = f"event_type IN ({', '.join('?' for _ in types)})"
             params += list(types)
             if position is not None:
@@ -443,9 +442,12 @@ class EventStore:
             clauses.append(f"({clause})")
         if not clauses:
             return []
+        where = f"({' OR '.join(clauses)})"
+        if all(position is not None for position, _ in readers):  # skips older row groups
+            where += " AND ts >= ?"
+            params.append(min(position[0] for position, _ in readers if position is not None))
         sql = (
-            f"SELECT {_COLUMNS} FROM events WHERE {' OR '.join(clauses)}"
-            f" ORDER BY ts, event_id LIMIT {int(limit)}"
+            f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY ts, event_id LIMIT {int(limit)}"
         )
         return [_row_to_event(row) for row in self.conn.execute(sql, params).fetchall()]
 

@@ -554,6 +554,10 @@ def write_projecting(db: Database, work: Callable[[duckdb.DuckDBPyConnection], T
                 raise
             log.info("%s; running the unit of work again reading every key", exc)
             trusting = False
+            # Events recorded as aborting were known by their ids, which the key taken for
+            # fresh moved on by one: read every key, they get other ids. Find them again.
+            aborting.clear()
+            one_by_one.clear()
         except BatchAborted as exc:
             if exc.projector in one_by_one:  # cannot happen: one at a time never raises it
                 raise

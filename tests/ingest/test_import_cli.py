@@ -109,3 +109,38 @@ def test_an_empty_file_is_a_clear_message_and_a_failed_import(
     assert f"{empty}: file is empty" in captured.err and f"{blank}: file is empty" in captured.err
     assert "1 new session(s)" in captured.out
     assert _texts(db) == ["hello"]
+
+
+def test_a_folder_without_transcripts_says_so(
+    db: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "nothing-here"
+    empty.mkdir()
+    assert main(["import", "--quiet", str(empty)]) == 1
+    err = capsys.readouterr().err
+    assert f"no transcript files found in {empty}" in err
+    missing = tmp_path / "not-there"
+    assert main(["import", "--quiet", str(missing)]) == 1
+    err = capsys.readouterr().err
+    assert "no such file or directory" in err and "no transcript files found" not in err
+
+
+def test_ctrl_c_is_one_line_and_exit_130_and_a_rerun_goes_on(
+    db: Database,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    good = tmp_path / "good.jsonl"
+    good.write_text(_line("g0", "we decided to use DuckDB for the event store") + "\n")
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("axiom.cli.pipeline.process_sessions", interrupted)
+    assert main(["import", "--quiet", str(good)]) == 130  # the session is stored, not processed
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted:") and "Traceback" not in err
+    monkeypatch.undo()
+    assert main(["import", "--quiet", str(good)]) == 0
+    assert "processed 1 session(s)" in capsys.readouterr().out

@@ -5,6 +5,9 @@ order, the same rows, and a bad file or transcript is reported or raised as befo
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -121,10 +124,31 @@ def test_batches_stop_at_the_file_count_or_the_size_on_disk(
     assert batches == [["f0", "f1", "f2"], ["f3", "f4"], ["f5", "f6", "f7"]]
 
 
-def test_a_shared_map_returns_what_raised_in_its_place() -> None:
+class Unpicklable(Exception):
+    """An error `pickle` cannot rebuild (two required arguments, one kept in `args`)."""
+
+    def __init__(self, n: int, why: str) -> None:
+        super().__init__(f"{why} {n}")
+
+
+def test_a_shared_map_returns_what_raised_in_its_place_whoever_ran_it() -> None:
+    parent = os.getpid()
+    by_child = multiprocessing.get_context("fork").Value("i", 0)
+
     def halve(n: int) -> int:
+        if os.getpid() != parent:
+            with by_child.get_lock():
+                by_child.value += 1
+        else:  # let the child do the first ten, errors included, before taking any
+            began = time.monotonic()
+            while by_child.value < 10 and time.monotonic() - began < 30:
+                time.sleep(0.005)
+        if n % 7 == 0:
+            raise Unpicklable(n, "cannot travel")
         if n % 5 == 0:
             raise ValueError(f"no {n}")
+        if n == 3:
+            return lambda: n  # type: ignore[return-value] - a result pickle refuses
         return n // 2
 
     shared = SharedMap(halve, list(range(1, 40)))
@@ -132,8 +156,35 @@ def test_a_shared_map_returns_what_raised_in_its_place() -> None:
         results = shared.results()
     finally:
         shared.close()
+    assert by_child.value >= 10
     for n, result in zip(range(1, 40), results, strict=True):
-        if n % 5 == 0:
+        if n % 7 == 0:  # rebuilt here: done again by the parent
+            assert isinstance(result, Failed) and isinstance(result.error, Unpicklable)
+        elif n % 5 == 0:
             assert isinstance(result, Failed) and str(result.error) == f"no {n}"
+        elif n == 3:
+            assert callable(result) and result() == 3  # type: ignore[operator]
         else:
             assert result == n // 2
+
+
+def test_a_file_whose_session_fails_to_prepare_still_reports_its_parse_issues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_files(tmp_path / "in")
+    prepare = importer.prepare_session
+
+    def failing(transcript: Transcript) -> importer.PreparedSession:
+        if transcript.session_id == "s3":  # the file with a line that is not JSON
+            raise RuntimeError("prepare bug")
+        return prepare(transcript)
+
+    monkeypatch.setattr(importer, "prepare_session", failing)
+    for fork in (False, True):
+        db = _store(tmp_path / f"{fork}.duckdb")
+        issues = [str(i) for i in import_paths(db, [tmp_path / "in"], fork=fork).issues]
+        f3 = str(tmp_path / "in" / "f3.jsonl")
+        assert [i for i in issues if i.startswith(f3)] == [
+            next(i for i in issues if i.startswith(f"{f3}:2: ")),
+            f"{f3}: not imported: RuntimeError: prepare bug",
+        ]

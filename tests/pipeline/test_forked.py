@@ -34,7 +34,9 @@ EVENTS = (  # a build's timings (`build_finished`) differ from run to run
 
 class ChildCounting(ScriptedExtractor):
     """Counts the sessions extracted in another process than the test's (shared memory
-    the fork inherits); with `in_child`, does that instead of extracting there."""
+    the fork inherits); with `in_child`, does that instead of extracting there. The test's
+    process waits for the child to have taken one before it extracts any (a niced child on
+    a loaded machine might otherwise find nothing left to take)."""
 
     def __init__(self, in_child: Callable[[], None] | None = None) -> None:
         super().__init__(SCRIPT)
@@ -48,6 +50,10 @@ class ChildCounting(ScriptedExtractor):
                 self.by_child.value += 1
             if self.in_child is not None:
                 self.in_child()
+        else:
+            began = time.monotonic()
+            while self.by_child.value == 0 and time.monotonic() - began < 30:
+                time.sleep(0.005)
         return super().extract(transcript)
 
 
