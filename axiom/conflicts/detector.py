@@ -515,6 +515,37 @@ class BelievedFacts:
         return contradictions(new, self.candidates(new))
 
 
+class SessionFacts:
+    """One build's facts compared so far, indexed for `within_session`: `pairs(fact)` lists,
+    in the order they were added, every fact that could contradict `fact` or be
+    contradicted by it, whichever of the two was said later (a superset; `BelievedFacts`
+    says why). Without a stated replacement on either side, a contradiction needs the same
+    subject and the other polarity or values on both, which holds both ways round; a fact
+    stating a replacement may contradict any, so `fact` is compared with every such fact,
+    and with every fact when it states one itself. Comparing every pair cost a session of
+    thousands of facts most of its build."""
+
+    def __init__(self) -> None:
+        self.facts: list[Fact] = []
+        self._index = BelievedFacts([])
+        self._replacing: list[Fact] = []  # the facts stating a replacement
+        self._order: dict[str, int] = {}  # entry id -> position in `facts`
+
+    def add(self, fact: Fact) -> None:
+        self._order[fact.entry_id] = len(self.facts)
+        self.facts.append(fact)
+        self._index.add(fact)
+        if fact.replaced_value():
+            self._replacing.append(fact)
+
+    def pairs(self, fact: Fact) -> list[Fact]:
+        if fact.replaced_value():
+            return list(self.facts)
+        found = {f.entry_id: f for f in self._index.candidates(fact)}
+        found.update((f.entry_id, f) for f in self._replacing)
+        return sorted(found.values(), key=lambda f: self._order[f.entry_id])
+
+
 def divergence(a: Fact, b: Fact) -> float | None:
     """Seed 003's hint: the share of content two facts have in common (Jaccard) when they
     share at least `DIVERGENCE_MIN_TOPIC_WORDS` title words but little content; else None.

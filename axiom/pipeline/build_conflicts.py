@@ -22,6 +22,7 @@ from axiom.conflicts.detector import (
     BelievedFacts,
     Contradiction,
     Fact,
+    SessionFacts,
     contradictions,
     states_change,
     within_session,
@@ -64,7 +65,7 @@ class BuildConflicts:
         self.append = append
         self.facts: dict[str, Fact] = {}  # this build's facts by entry id (`said_changes`)
         self._position: dict[str, int] = {}  # this build's entries: last quoted message
-        self._compared: list[Fact] = []  # this build's facts compared so far (`_within_session`)
+        self._compared = SessionFacts()  # this build's facts compared so far (`_within_session`)
         # superseded within the session by this build: entry id -> (by entry id, reason)
         self._superseded: dict[str, tuple[str, str]] = {}
         self._believed: dict[str, BelievedFacts] = {}  # believed facts by entry type
@@ -157,12 +158,12 @@ class BuildConflicts:
         """This build's facts compared so far against the new one, the later said as the
         newer side: a contradiction is a conflict. One whose later statement says it changed
         never comes here: `said_changes` superseded the earlier statement beforehand."""
-        for other in self._compared:
+        for other in self._compared.pairs(fact):  # those it could contradict, or be by
             ahead = self._position[fact.entry_id] >= self._position[other.entry_id]
             later, earlier = (fact, other) if ahead else (other, fact)
             if (c := within_session(later, earlier)) is not None:
                 self._conflict(c)
-        self._compared.append(fact)
+        self._compared.add(fact)
 
     def _superseded_by(self, earlier: str, later: str, reason: str) -> None:
         """`entry_status_changed` to `superseded`, appended after the earlier entry's
@@ -212,6 +213,12 @@ class BuildConflicts:
                 conflict_id=conflict_id,
             )
             self.reactivated.append(other)
+
+    def never_stored(self, entry_ids: set[str]) -> None:
+        """Entries no event of which is stored (a first build's own: `_BuildWriter.fresh`):
+        active until this build changes them, read from nowhere."""
+        for entry_id in entry_ids:
+            self._status.setdefault(entry_id, "active")
 
     def status_of(self, entry_id: str) -> str:
         """The entry's status as of the events this build appended (stored, else active)."""

@@ -56,7 +56,7 @@ from axiom.store.event_types import (
     PROMOTION_BLOCKED,
     SESSION_INGESTED,
 )
-from axiom.store.events import EventStore, NewEvent, StoredEvent
+from axiom.store.events import EventStore, NewEvent, StoredEvent, trusting_fresh
 from axiom.store.projection import run_projectors, write_projecting
 from axiom.store.timepoints import source_time
 from axiom.tasks.matcher import Neighbours, precomputed_search
@@ -469,10 +469,12 @@ def never_built(conn: duckdb.DuckDBPyConnection, session_ids: Sequence[str]) -> 
     return set(session_ids) - set(EventStore(conn).count_per_session(BUILD_STARTED, session_ids))
 
 
-def _said_at(entry: ExtractedEntry, transcript: Transcript) -> str | None:
+def _said_at(
+    entry: ExtractedEntry, transcript: Transcript, times: dict[int, str | None]
+) -> str | None:
     """When the entry's source was complete: the latest timestamp of the messages it
-    quotes (else the session's start), as stored. "As of" views filter on it."""
-    times = {m.index: m.timestamp for m in transcript.messages}
+    quotes (`times`: the transcript's, by message index; else the session's start), as
+    stored. "As of" views filter on it."""
     quoted = [times.get(q.message_index) for q in entry.evidence]
     known = [t for t in quoted if t]
     return (
@@ -498,6 +500,7 @@ class _BuildWriter:
         self.only_ingest = only_ingest  # the session has no other ingest (`ingested_once`)
         self.fresh = fresh and only_ingest  # nor any build (`never_built`)
         self._own: set[str] = set()  # this build's entry ids (`record`)
+        self._times: dict[int, str | None] | None = None  # message timestamps (`_entry`)
         self._fresh_keys: set[str] = set()  # keys of its own events when `fresh`
         self.store = EventStore(conn)
         self.pipeline = pipeline
@@ -597,6 +600,8 @@ class _BuildWriter:
             self.build_id,
         )
         self._own = {e.entry_id for e in extraction.entries}
+        if self.fresh and trusting_fresh():  # checked with their keys (`FreshKeyStored`)
+            self.conflicts.never_stored(self._own)
         self._load_entry_state([e.entry_id for e in extraction.entries])
         self.conflicts.said_changes(extraction.entries)
         for entry in extraction.entries:
@@ -750,7 +755,9 @@ class _BuildWriter:
         eid = entry.entry_id
         evidence = [{"session_id": self.session_id, **a} for a in aligned]
         fact = self.conflicts.facts[eid]
-        said_at = _said_at(entry, outcome.transcript)
+        if self._times is None:  # once per build: a session can have thousands of entries
+            self._times = {m.index: m.timestamp for m in outcome.transcript.messages}
+        said_at = _said_at(entry, outcome.transcript, self._times)
         self.append(
             ENTRY_CREATED,
             {

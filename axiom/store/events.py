@@ -178,6 +178,12 @@ _TRUST_FRESH: contextvars.ContextVar[bool] = contextvars.ContextVar(
 )
 
 
+def trusting_fresh() -> bool:
+    """Whether `fresh` keys are taken at their word here (not while `reading_every_key`):
+    what else a caller concludes from its keys being fresh must hold only then."""
+    return _TRUST_FRESH.get()
+
+
 @contextmanager
 def reading_every_key() -> Iterator[None]:
     """Inside, `fresh` keys are read like any other (after `FreshKeyStored`)."""

@@ -18,7 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from axiom.conflicts.commands import resolve
-from axiom.conflicts.detector import BelievedFacts, Fact, contradictions
+from axiom.conflicts.detector import (
+    BelievedFacts,
+    Contradiction,
+    Fact,
+    SessionFacts,
+    contradictions,
+    within_session,
+)
 from axiom.conflicts.queries import list_conflicts, open_conflict_pairs
 from axiom.store.db import Database
 from tests.conflicts.support import Said, run_sessions
@@ -163,3 +170,31 @@ def test_a_build_reads_the_open_conflicts_as_listed(db: Database, tmp_path: Path
         with db.read() as conn:
             first = list_conflicts(conn, "open")[0].conflict_id
         resolve(db, first, "keep_both", "tester")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_session_facts_pair_a_fact_with_every_fact_it_contradicts_or_is_contradicted_by(
+    data: st.DataObject,
+) -> None:
+    """`SessionFacts.pairs` (a build's within-session comparison) finds, in the same order,
+    the contradictions comparing every pair finds, whichever fact of a pair was said later."""
+    size = data.draw(st.integers(0, 30))
+    facts = [data.draw(_facts(f"e{i}")) for i in range(size)]
+    said = {f.entry_id: data.draw(st.integers(0, 5)) for f in facts}  # where each was quoted
+    index, seen = SessionFacts(), []
+
+    def found(fact: Fact, others: list[Fact]) -> list[Contradiction]:
+        out = []
+        for other in others:
+            ahead = said[fact.entry_id] >= said[other.entry_id]
+            later, earlier = (fact, other) if ahead else (other, fact)
+            if (c := within_session(later, earlier)) is not None:
+                out.append(c)
+        return out
+
+    for fact in facts:
+        assert found(fact, index.pairs(fact)) == found(fact, seen)
+        index.add(fact)
+        seen.append(fact)
+    assert index.facts == seen
