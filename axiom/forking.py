@@ -65,6 +65,7 @@ class SharedMap(Generic[T, R]):
         self._out = _scratch_file()
         self._child = context.Process(target=self._front, name="axiom-share", daemon=True)
         self._started = False
+        self._lock_dead = False  # the claims lock is held by a child that died
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", LANCEDB_FORK_WARNING, RuntimeWarning)
             try:
@@ -126,9 +127,12 @@ class SharedMap(Generic[T, R]):
         """The next unclaimed item from the back (parent) or the front (child). A lock
         whose holder died with it (killed) is not waited for: the parent takes every item
         left, the child stops."""
+        if self._lock_dead:
+            return self._take(back)
         lock = self._ends.get_lock()
         while not lock.acquire(timeout=LOCK_CHECK_S):
             if back and not self._child.is_alive():
+                self._lock_dead = True  # the child died holding it: no one else claims
                 return self._take(back)
             if not back and os.getppid() != self._parent:
                 return None
@@ -140,13 +144,16 @@ class SharedMap(Generic[T, R]):
             lock.release()
 
     def _take(self, back: bool) -> int | None:
-        front, end = self._ends[0], self._ends[1]
+        """Claim from the raw array: the caller holds its lock, or its holder is dead (the
+        array's own accessors would wait for that lock)."""
+        ends = self._ends.get_obj()
+        front, end = ends[0], ends[1]
         if front >= end:
             return None
         if back:
-            self._ends[1] = end - 1
+            ends[1] = end - 1
             return end - 1
-        self._ends[0] = front + 1
+        ends[0] = front + 1
         return front
 
     def _read(self) -> dict[int, R | Failed]:

@@ -196,6 +196,9 @@ def missing_store(command: str) -> str | None:
     )
 
 
+INTERRUPTED = 130  # what a shell reports for a command Ctrl-C stopped (128 + SIGINT)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(attach_dash_values(sys.argv[1:] if argv is None else argv))
     try:
@@ -222,7 +225,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutOfSpace as exc:  # a full disk: what to do, in one line, no traceback
         print(f"error: {exc.strerror}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:  # Ctrl-C: what was committed stays; a rerun goes on from it
-        print("interrupted: what was written before stays; run the command again to go on",
-              file=sys.stderr)  # fmt: skip
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback (`axiom.__main__` exits)
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED

@@ -180,7 +180,7 @@ def test_session_facts_pair_a_fact_with_every_fact_it_contradicts_or_is_contradi
     """`SessionFacts.pairs` (a build's within-session comparison) finds, in the same order,
     the contradictions comparing every pair finds, whichever fact of a pair was said later."""
     size = data.draw(st.integers(0, 30))
-    facts = [data.draw(_facts(f"e{i}")) for i in range(size)]
+    facts = [data.draw(st.one_of(_facts(f"e{i}"), _plain_facts(f"e{i}"))) for i in range(size)]
     said = {f.entry_id: data.draw(st.integers(0, 5)) for f in facts}  # where each was quoted
     index, seen = SessionFacts(), []
 
@@ -194,7 +194,50 @@ def test_session_facts_pair_a_fact_with_every_fact_it_contradicts_or_is_contradi
         return out
 
     for fact in facts:
-        assert found(fact, index.pairs(fact)) == found(fact, seen)
+        pairs = index.pairs(fact)
+        assert [f for f in seen if f in pairs] == pairs  # a subset, in the order added
+        assert found(fact, pairs) == found(fact, seen)
         index.add(fact)
         seen.append(fact)
     assert index.facts == seen
+
+
+PLAIN_CLAIMS = [
+    c
+    for c in CLAIMS
+    if not any(w in c for w in ("switch", "instead", "replac", "바꿨", "no longer", "더 이상"))
+]
+
+
+@st.composite
+def _plain_facts(draw: st.DrawFn, entry_id: str) -> Fact:
+    """Facts stating no replacement: the pairs `SessionFacts` finds through its index."""
+    subject = draw(_subjects())
+    return Fact(
+        entry_id,
+        draw(st.sampled_from(SESSIONS)),
+        draw(st.sampled_from(TYPES)),
+        f"{subject or 'it'} {draw(st.sampled_from(PLAIN_CLAIMS))}",
+        "",
+        draw(st.sampled_from(KEYS)),
+        subject,
+        draw(st.sampled_from(VALUES)),
+        None,
+    )
+
+
+def test_plain_facts_state_no_replacement_and_do_conflict() -> None:
+    """The test above reaches the index: facts stating no replacement, which conflict."""
+    rng = random.Random(21)
+    kinds: Counter[str] = Counter()
+    for n in range(400):
+        a, b = (
+            Fact(f"{n}:{i}", "s", "fact", f"{s} {rng.choice(PLAIN_CLAIMS)}", "", None, s, v, None)
+            for i, (s, v) in enumerate(
+                (rng.choice(SUBJECTS[2:6]), rng.choice(VALUES)) for _ in range(2)
+            )
+        )
+        assert not a.replaced_value() and not b.replaced_value()
+        if (c := within_session(a, b)) is not None:
+            kinds[c.conflict_type] += 1
+    assert kinds["changed_value"] > 0 and kinds["negation"] > 0
