@@ -75,19 +75,29 @@ def _subjects() -> st.SearchStrategy[str | None]:
     return st.one_of(st.sampled_from(SUBJECTS), st.text(alphabet="ab 1É", min_size=0, max_size=12))
 
 
+# Claims that state no replacement (no "switched", "instead of", "no longer", ...).
+PLAIN_CLAIMS = [
+    c
+    for c in CLAIMS
+    if not any(w in c for w in ("switch", "instead", "replac", "바꿨", "no longer", "더 이상"))
+]
+
+
 @st.composite
-def _facts(draw: st.DrawFn, entry_id: str) -> Fact:
+def _facts(draw: st.DrawFn, entry_id: str, plain: bool = False) -> Fact:
+    """A generated fact; `plain`: one stating no replacement (what `SessionFacts` finds
+    through its index rather than by comparing with every fact)."""
     subject = draw(_subjects())
     return Fact(
         entry_id,
         draw(st.sampled_from(SESSIONS)),
         draw(st.sampled_from(TYPES)),
-        f"{subject or 'it'} {draw(st.sampled_from(CLAIMS))}",
+        f"{subject or 'it'} {draw(st.sampled_from(PLAIN_CLAIMS if plain else CLAIMS))}",
         draw(st.sampled_from(["", "the billing store", "postgres and mysql"])),
         draw(st.sampled_from(KEYS)),
         subject,
         draw(st.sampled_from(VALUES)),
-        draw(st.sampled_from(VALUES)),
+        None if plain else draw(st.sampled_from(VALUES)),
     )
 
 
@@ -180,7 +190,9 @@ def test_session_facts_pair_a_fact_with_every_fact_it_contradicts_or_is_contradi
     """`SessionFacts.pairs` (a build's within-session comparison) finds, in the same order,
     the contradictions comparing every pair finds, whichever fact of a pair was said later."""
     size = data.draw(st.integers(0, 30))
-    facts = [data.draw(st.one_of(_facts(f"e{i}"), _plain_facts(f"e{i}"))) for i in range(size)]
+    facts = [
+        data.draw(st.one_of(_facts(f"e{i}"), _facts(f"e{i}", plain=True))) for i in range(size)
+    ]
     said = {f.entry_id: data.draw(st.integers(0, 5)) for f in facts}  # where each was quoted
     index, seen = SessionFacts(), []
 
@@ -200,30 +212,6 @@ def test_session_facts_pair_a_fact_with_every_fact_it_contradicts_or_is_contradi
         index.add(fact)
         seen.append(fact)
     assert index.facts == seen
-
-
-PLAIN_CLAIMS = [
-    c
-    for c in CLAIMS
-    if not any(w in c for w in ("switch", "instead", "replac", "바꿨", "no longer", "더 이상"))
-]
-
-
-@st.composite
-def _plain_facts(draw: st.DrawFn, entry_id: str) -> Fact:
-    """Facts stating no replacement: the pairs `SessionFacts` finds through its index."""
-    subject = draw(_subjects())
-    return Fact(
-        entry_id,
-        draw(st.sampled_from(SESSIONS)),
-        draw(st.sampled_from(TYPES)),
-        f"{subject or 'it'} {draw(st.sampled_from(PLAIN_CLAIMS))}",
-        "",
-        draw(st.sampled_from(KEYS)),
-        subject,
-        draw(st.sampled_from(VALUES)),
-        None,
-    )
 
 
 def test_plain_facts_state_no_replacement_and_do_conflict() -> None:
