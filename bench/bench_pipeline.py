@@ -13,13 +13,16 @@ Two measurements on fresh DuckDB files in a temporary directory:
   table through one Arrow insert per file and repetition. It takes milliseconds, so one
   run swings with the machine's load: the reference is the median of `BARE_RUNS` runs.
 * **pipeline**: what `axiom import` runs with embeddings off: parse, privacy filter,
-  `session_ingested` + session projection (`import_transcripts`), then
+  `session_ingested` + session projection (`ingest_transcripts`), then
   `process_sessions` (extraction, alignment, validation, graduation, task resolution,
-  citations, every projector). Task vectors are off (`AXIOM_EMBEDDER=none`).
+  citations, every projector). Task vectors are off (`AXIOM_EMBEDDER=none`). As in
+  `axiom import`, the preparation and the analysis are shared with a forked child unless
+  `AXIOM_ANALYSIS_CHILD=0` (`axiom.forking`).
 
 Reports messages/s of each and the ratio bare / pipeline (the issue's target: pipeline
->= 2,000 msg/s and within 100x of the bare load), and checks every exact evidence span
-reproduces its quote. `--profile OUT` writes cProfile stats of the pipeline part.
+>= 2,000 msg/s and within 100x of the bare load), per wall-clock and per CPU second (the
+child's CPU included), and checks every exact evidence span reproduces its quote.
+`--profile OUT` writes cProfile stats of the pipeline part (the parent's only).
 """
 
 from __future__ import annotations
