@@ -295,8 +295,8 @@ class EventStore:
         state = self._deferring()
         keys = [e.dedupe_key for e in events if e.dedupe_key]
         found = self._by_dedupe_keys(keys, state, fresh)
-        fresh = [e for e in events if e.dedupe_key is None or e.dedupe_key not in found]
-        seqs, ts = self._next_seqs(len(fresh), state) if fresh else ([], None)
+        unseen = [e for e in events if e.dedupe_key is None or e.dedupe_key not in found]
+        seqs, ts = self._next_seqs(len(unseen), state) if unseen else ([], None)
         out: list[AppendResult] = []
         rows: list[tuple[StoredEvent, str]] = []
         for event in events:
