@@ -54,6 +54,26 @@ class Failed:
     error: Exception
 
 
+def map_shared(fn: Callable[[T], R], items: Sequence[T], fork: bool) -> list[R | Failed]:
+    """`fn` over `items`, each result or `Failed`, in order: shared with a forked child
+    (`SharedMap`) when `fork`, there are two or more and this process may fork, else all
+    in this one."""
+    if fork and len(items) > 1 and can_fork():
+        shared = SharedMap(fn, items)
+        try:
+            return shared.results()
+        finally:
+            shared.close()
+    return [_applied(fn, item) for item in items]
+
+
+def _applied(fn: Callable[[T], R], item: T) -> R | Failed:
+    try:
+        return fn(item)
+    except Exception as exc:  # noqa: BLE001 - the caller decides, in order
+        return Failed(exc)
+
+
 class SharedMap(Generic[T, R]):
     """`fn` over `items`, shared with a child forked now (see the module)."""
 
@@ -104,10 +124,7 @@ class SharedMap(Generic[T, R]):
         self._out.close()
 
     def _apply(self, index: int) -> R | Failed:
-        try:
-            return self.fn(self.items[index])
-        except Exception as exc:  # noqa: BLE001 - the caller decides, in order
-            return Failed(exc)
+        return _applied(self.fn, self.items[index])
 
     def _front(self) -> None:
         """In the child: from the front while items are left unclaimed and the parent

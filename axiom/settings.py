@@ -255,8 +255,8 @@ class Settings:
     # AXIOM_IMPORT_GROUP_FILES: files an import writes per transaction (`axiom.ingest.
     # importer.import_paths`; fewer when they hold IMPORT_GROUP_MESSAGES); 1: one per file.
     import_group_files: int = 32
-    # AXIOM_ANALYSIS_CHILD: `import` and `process` share the rule extractor's analysis with
-    # a forked, niced child process (`axiom.pipeline.forked`); 0 analyses in the one.
+    # AXIOM_ANALYSIS_CHILD: `import` and `process` share their analysis and the files'
+    # preparation with a forked, niced child process (`axiom.forking`); 0: one process.
     analysis_child: bool = True
 
     @classmethod

@@ -20,7 +20,7 @@ from typing import Any
 
 import duckdb
 
-from axiom.forking import Failed, SharedMap, can_fork
+from axiom.forking import Failed, map_shared
 from axiom.ingest.formats import UnknownFormat, discover, parse_file
 from axiom.ingest.issues import InputIssue
 from axiom.ingest.merge import MergeCounts, merge_transcripts
@@ -223,7 +223,7 @@ def ingest_transcripts(
     transcript holding part of a session never drops the rest."""
     items = list(transcripts)
     fresh = [t for t in items if not isinstance(t, PreparedSession)]
-    done = iter(_shared(prepare_session, fresh, fork))
+    done = iter(map_shared(prepare_session, fresh, fork))
     prepared: list[PreparedSession] = []
     for item in items:
         if isinstance(item, PreparedSession):
@@ -251,24 +251,6 @@ def ingest_transcripts(
 # (tool output makes some messages tens of kilobytes): the lock stays short.
 IMPORT_GROUP_MESSAGES = 5_000
 IMPORT_GROUP_CHARS = 8_000_000
-
-
-def _shared(fn: Callable[[Any], Any], items: list[Any], fork: bool) -> list[Any]:
-    """`fn` over `items`, each result or `Failed`, in order: shared with a forked child
-    (`axiom.forking.SharedMap`) when `fork` and there are two or more, else here."""
-    if fork and len(items) > 1 and can_fork():
-        shared = SharedMap(fn, items)
-        try:
-            return shared.results()
-        finally:
-            shared.close()
-    out = []
-    for item in items:
-        try:
-            out.append(fn(item))
-        except Exception as exc:  # noqa: BLE001 - the caller decides, in order
-            out.append(Failed(exc))
-    return out
 
 
 @dataclass
@@ -305,7 +287,7 @@ def import_paths(
     group_files = Settings.from_env().import_group_files
     group: list[_ReadFile] = []
     for batch in _batches(files, group_files):
-        for path, read in zip(batch, _shared(_Reader(fmt), batch, fork), strict=True):
+        for path, read in zip(batch, map_shared(_Reader(fmt), batch, fork), strict=True):
             report.files += 1
             if isinstance(read, Failed) and isinstance(read.error, UnknownFormat):
                 # a wrong --format: every later file would fail the same
@@ -369,7 +351,7 @@ def _failed(report: ImportReport, path: Path, exc: Exception) -> None:
 
 @dataclass(frozen=True)
 class _Reader:
-    """`_read_file` with the import's format: what `_shared` maps over the files."""
+    """`_read_file` with the import's format: what `map_shared` maps over the files."""
 
     fmt: str | None
 

@@ -500,7 +500,8 @@ class _BuildWriter:
         self.only_ingest = only_ingest  # the session has no other ingest (`ingested_once`)
         self.fresh = fresh and only_ingest  # nor any build (`never_built`)
         self._own: set[str] = set()  # this build's entry ids (`record`)
-        self._times: dict[int, str | None] | None = None  # message timestamps (`_entry`)
+        # message timestamps by index (`record`): once per build, not per entry
+        self._times: dict[int, str | None] = {}
         self._fresh_keys: set[str] = set()  # keys of its own events when `fresh`
         self.store = EventStore(conn)
         self.pipeline = pipeline
@@ -600,6 +601,7 @@ class _BuildWriter:
             self.build_id,
         )
         self._own = {e.entry_id for e in extraction.entries}
+        self._times = {m.index: m.timestamp for m in outcome.transcript.messages}
         if self.fresh and trusting_fresh():  # checked with their keys (`FreshKeyStored`)
             self.conflicts.never_stored(self._own)
         self._load_entry_state([e.entry_id for e in extraction.entries])
@@ -755,8 +757,6 @@ class _BuildWriter:
         eid = entry.entry_id
         evidence = [{"session_id": self.session_id, **a} for a in aligned]
         fact = self.conflicts.facts[eid]
-        if self._times is None:  # once per build: a session can have thousands of entries
-            self._times = {m.index: m.timestamp for m in outcome.transcript.messages}
         said_at = _said_at(entry, outcome.transcript, self._times)
         self.append(
             ENTRY_CREATED,
