@@ -130,6 +130,7 @@ def pipeline_run(files: list[Path], repeat: int) -> tuple[tuple[float, float], i
     from axiom.config import AxiomConfig
     from axiom.ingest.importer import ingest_transcripts
     from axiom.pipeline.batch import process_sessions
+    from axiom.projections import all_projectors
     from axiom.settings import Settings
     from axiom.store.db import Database
     from axiom.store.migrate import migrate
@@ -139,7 +140,7 @@ def pipeline_run(files: list[Path], repeat: int) -> tuple[tuple[float, float], i
     fork = Settings.from_env().analysis_child  # as `axiom import` prepares its files
     started, cpu = time.perf_counter(), cpu_seconds()
     transcripts = parsed_copies(files, repeat)
-    ingest_transcripts(db, transcripts, fork=fork)
+    ingest_transcripts(db, transcripts, fork=fork, projectors=all_projectors())
     ids = [t.session_id for t in transcripts]
     reports = process_sessions(db, ids)
     elapsed = (time.perf_counter() - started, cpu_seconds() - cpu)

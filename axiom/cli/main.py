@@ -65,6 +65,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             fmt=args.format,
             on_file=lambda _p: bar.advance(),
             fork=Settings.from_env().analysis_child,
+            projectors=all_projectors(),
         )
     for issue in report.issues:
         print(issue, file=sys.stderr)

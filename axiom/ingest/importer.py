@@ -15,6 +15,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,15 @@ from axiom.ingest.validate import check_transcript
 from axiom.settings import Settings
 from axiom.store.db import Database, OutOfSpace
 from axiom.store.event_types import REDACTED, SESSION_INGESTED
-from axiom.store.events import AppendResult, EventStore, NewEvent, StoredEvent, canonical_json
-from axiom.store.projection import run_projector, write_projecting
+from axiom.store.events import (
+    AppendResult,
+    EventStore,
+    NewEvent,
+    StoredEvent,
+    appended,
+    canonical_json,
+)
+from axiom.store.projection import Follower, Projector, has_backlog, write_projecting
 
 log = logging.getLogger("axiom.ingest")
 
@@ -212,9 +220,11 @@ def ingest_transcripts(
     actor: str = "import",
     project: bool = True,
     fork: bool = False,
+    projectors: Sequence[Projector] = (),
 ) -> list[MergeResult]:
     """Append the transcripts; with `project`, also advance the session tables in the same
-    transaction (the CLI does; Celery's ingest task leaves projection to the writer).
+    transaction (the CLI does; Celery's ingest task leaves projection to the writer), and
+    `projectors` with them (`_following`).
 
     Transcripts are prepared (`prepare_session`, which raises ValueError for one that cannot
     be stored, before anything is written) and their notes logged before the write lock is
@@ -237,12 +247,35 @@ def ingest_transcripts(
         prepared.append(session)
 
     def work(conn: duckdb.DuckDBPyConnection) -> list[MergeResult]:
-        results = append_sessions(conn, prepared, actor)
-        if project:
-            run_projector(conn, SessionProjector())
+        if not project:
+            return append_sessions(conn, prepared, actor)
+        with appended() as log:
+            follower = Follower(conn, _following(conn, projectors), log)
+            follower.start()
+            results = append_sessions(conn, prepared, actor)
+            follower.settle()
         return results
 
     return write_projecting(db, work)
+
+
+# A backlog this long is left to the pipeline's catch-up (in steps of short transactions)
+# rather than taken into an import's transaction.
+FOLLOW_BACKLOG = 150
+
+
+def _following(conn: duckdb.DuckDBPyConnection, projectors: Sequence[Projector]) -> list[Projector]:
+    """The projectors an ingest's transaction advances: the session projector, and
+    `projectors` too (the CLI passes every one) unless some are `FOLLOW_BACKLOG` events
+    behind. They apply the appended events from memory (`Follower`): the message citations
+    and embedding jobs of the sessions are then derived here, where the transcripts are at
+    hand, instead of the first build reading every one of them back."""
+    sessions = SessionProjector()
+    named = {p.name for p in projectors}
+    following = list(projectors) if sessions.name in named else [sessions, *projectors]
+    if len(following) == 1 or has_backlog(conn, following, FOLLOW_BACKLOG):
+        return [sessions]
+    return following
 
 
 # Files are written several per transaction (AXIOM_IMPORT_GROUP_FILES): each transaction
@@ -272,6 +305,7 @@ def import_paths(
     project: bool = True,
     within: Sequence[Path] | None = None,
     fork: bool = False,
+    projectors: Sequence[Projector] = (),
 ) -> ImportReport:
     """Import the transcripts at `paths`; `within`: the import roots a path sent to the
     server was confined to (links inside its folders must not lead out of them).
@@ -281,17 +315,19 @@ def import_paths(
     many files, `IMPORT_GROUP_MESSAGES` messages or `IMPORT_GROUP_CHARS` characters). A
     group whose write fails is written again one file per transaction, so a file that
     cannot be stored is reported on its own and the others still land. `on_file` is called
-    once per file, after it is written or has failed."""
+    once per file, after it is written or has failed. `project` and `projectors` as in
+    `ingest_transcripts`."""
     files, issues = discover(paths, within)
     report = ImportReport(issues=list(issues))
     group_files = Settings.from_env().import_group_files
+    write = partial(ingest_transcripts, db, project=project, projectors=projectors)
     group: list[_ReadFile] = []
     for batch in _batches(files, group_files):
         for path, read in zip(batch, map_shared(_Reader(fmt), batch, fork), strict=True):
             report.files += 1
             if isinstance(read, Failed) and isinstance(read.error, UnknownFormat):
                 # a wrong --format: every later file would fail the same
-                _write_group(db, group, project, report, on_file)  # (none read yet, in fact)
+                _write_group(write, group, report, on_file)  # (none read yet, in fact)
                 raise read.error
             if isinstance(read, Failed):  # one file's surprise must not stop the others
                 error = read.error
@@ -305,9 +341,9 @@ def import_paths(
             report.issues += read.issues
             group.append(read)
             if len(group) >= group_files or _full(group):
-                _write_group(db, group, project, report, on_file)
+                _write_group(write, group, report, on_file)
                 group = []
-    _write_group(db, group, project, report, on_file)
+    _write_group(write, group, report, on_file)
     return report
 
 
@@ -390,9 +426,8 @@ def _read_file(path: Path, fmt: str | None) -> _ReadFile:
 
 
 def _write_group(
-    db: Database,
+    write: Callable[[list[PreparedSession]], list[MergeResult]],
     group: list[_ReadFile],
-    project: bool,
     report: ImportReport,
     on_file: Callable[[Path], None] | None,
 ) -> None:
@@ -401,7 +436,7 @@ def _write_group(
     try:
         # Notes reported when read, so not logged again (`ingest_transcripts` logs the
         # notes only of the transcripts it prepares itself).
-        results = ingest_transcripts(db, sessions, project=project) if sessions else []
+        results = write(sessions) if sessions else []
     except OutOfSpace:
         raise  # a full disk: every later file would fail the same
     except Exception as exc:
@@ -413,7 +448,7 @@ def _write_group(
         reason = masked_excerpt(f"{type(exc).__name__}: {exc}", 300)
         log.warning("writing %d files at once failed (%s): one by one", len(group), reason)
         for read in group:
-            _write_group(db, [read], project, report, on_file)
+            _write_group(write, [read], report, on_file)
         return
     _count(report, sessions, results)
     if on_file:

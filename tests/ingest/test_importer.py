@@ -1,16 +1,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from axiom.ingest import importer
+from axiom.ingest.formats import parse_file
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.observability.stats import collect_stats
-from axiom.projections import rebuild_all
+from axiom.projections import all_projectors, rebuild_all
 from axiom.store.db import Database
+from axiom.store.projection import has_backlog
 from tests.cli_support import run_cli
 
 
@@ -242,3 +245,56 @@ def test_a_group_that_fails_to_write_lands_file_by_file(
     assert sorted(p.name for p in done) == ["bad.jsonl", "good1.jsonl", "good2.jsonl"]
     with db.read() as conn:
         assert collect_stats(conn)["sessions"] == 2
+
+
+DERIVED_FROM_INGESTS = ("sessions", "messages", "message_citations", "vector_outbox")
+
+
+def _behind(db: Database, events: int = 1) -> set[str]:
+    """The projectors with at least `events` stored events still to apply."""
+    with db.read() as conn:
+        return {p.name for p in all_projectors() if has_backlog(conn, [p], events)}
+
+
+def _grown(sample_session: Path, session_id: str) -> Transcript:
+    """The sample transcript as `session_id`, with one message more (merged when stored)."""
+    (transcript,) = parse_file(sample_session).transcripts
+    last = transcript.messages[-1]
+    extra = replace(last, index=last.index + 1, text="one more line", uuid="grown-1")
+    return replace(transcript, session_id=session_id, messages=[*transcript.messages, extra])
+
+
+def test_an_import_with_every_projector_derives_what_a_rebuild_derives(
+    db: Database, tmp_path: Path, sample_session: Path, table_rows
+) -> None:
+    """Given every projector (as the CLI does), the import's transaction applies its events
+    to all of them from memory: the message citations and embedding jobs are there at once,
+    no projector has anything left to read back, and a rebuild derives the same rows."""
+    _copies(sample_session, tmp_path / "two", ["a1", "a2"])
+    _copies(sample_session, tmp_path / "more", ["a3"])
+    import_paths(db, [tmp_path / "two"], projectors=all_projectors())
+    ingest_transcripts(db, [_grown(sample_session, "a1")], projectors=all_projectors())
+    import_paths(db, [tmp_path / "more"], projectors=all_projectors())
+    assert _behind(db) == set()
+    incremental = table_rows(db, *DERIVED_FROM_INGESTS)
+    assert len(incremental["message_citations"]) == 3 * 12 + 1
+    assert len(incremental["vector_outbox"]) == len(incremental["message_citations"])
+    rebuild_all(db)
+    assert table_rows(db, *DERIVED_FROM_INGESTS) == incremental
+
+
+def test_an_import_leaves_a_long_backlog_to_the_pipeline(
+    db: Database, tmp_path: Path, sample_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Events no projector has applied yet (ingested by a worker that leaves projection to
+    the writer) are not all taken into an import's transaction: past `FOLLOW_BACKLOG`, it
+    advances the session tables alone, as without `projectors`."""
+    monkeypatch.setattr(importer, "FOLLOW_BACKLOG", 2)
+    _copies(sample_session, tmp_path / "queued", ["q1", "q2"])
+    import_paths(db, [tmp_path / "queued"], project=False)
+    _copies(sample_session, tmp_path / "now", ["n1"])
+    import_paths(db, [tmp_path / "now"], projectors=all_projectors())
+    assert "sessions" not in _behind(db)
+    assert "citations" in _behind(db, 3) - _behind(db, 4)  # both queued ingests and this one
+    with db.read() as conn:
+        assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 36
