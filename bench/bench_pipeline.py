@@ -129,7 +129,7 @@ def pipeline_run(files: list[Path], repeat: int) -> tuple[tuple[float, float], i
     messages; ids."""
     from axiom.config import AxiomConfig
     from axiom.ingest.importer import ingest_transcripts
-    from axiom.pipeline.batch import process_sessions
+    from axiom.pipeline.batch import analysis_ahead, process_sessions
     from axiom.projections import all_projectors
     from axiom.settings import Settings
     from axiom.store.db import Database
@@ -140,9 +140,15 @@ def pipeline_run(files: list[Path], repeat: int) -> tuple[tuple[float, float], i
     fork = Settings.from_env().analysis_child  # as `axiom import` prepares its files
     started, cpu = time.perf_counter(), cpu_seconds()
     transcripts = parsed_copies(files, repeat)
-    ingest_transcripts(db, transcripts, fork=fork, projectors=all_projectors())
-    ids = [t.session_id for t in transcripts]
-    reports = process_sessions(db, ids)
+    ahead = analysis_ahead()  # the first chunk analysed during the import's write
+    try:
+        ingest_transcripts(
+            db, transcripts, fork=fork, projectors=all_projectors(), before_write=ahead.offer
+        )
+        ids = [t.session_id for t in transcripts]
+        reports = process_sessions(db, ids, ahead=ahead)
+    finally:
+        ahead.close()
     elapsed = (time.perf_counter() - started, cpu_seconds() - cpu)
     failed = [r for r in reports if r.status != "success"]
     if failed:

@@ -23,10 +23,10 @@ from axiom.cli.tasks import register as register_task_commands
 from axiom.cli.token import register as register_token_command
 from axiom.config import AxiomConfig
 from axiom.ingest.formats import PARSERS, discover
-from axiom.ingest.importer import import_paths
+from axiom.ingest.importer import ImportReport, import_paths
 from axiom.observability.progress import Bar, wanted
 from axiom.observability.stats import collect_stats
-from axiom.pipeline.batch import summarize
+from axiom.pipeline.batch import analysis_ahead, summarize
 from axiom.projections import all_projectors, rebuild_all
 from axiom.service.up import register as register_up_command
 from axiom.settings import Settings, SettingsError
@@ -58,15 +58,30 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not files and not problems:  # (a path that is not there is reported as such)
         where = ", ".join(str(p) for p in paths)
         print(f"no transcript files found in {where}", file=sys.stderr)
-    with Bar(len(files), "file", "import", wanted(args.quiet)) as bar:
-        report = import_paths(
-            db,
-            paths,
-            fmt=args.format,
-            on_file=lambda _p: bar.advance(),
-            fork=Settings.from_env().analysis_child,
-            projectors=all_projectors(),
-        )
+    # the first sessions are analysed while they are written (`AnalysisAhead`)
+    ahead = None if args.no_process else analysis_ahead()
+    try:
+        with Bar(len(files), "file", "import", wanted(args.quiet)) as bar:
+            report = import_paths(
+                db,
+                paths,
+                fmt=args.format,
+                on_file=lambda _p: bar.advance(),
+                fork=Settings.from_env().analysis_child,
+                projectors=all_projectors(),
+                before_write=ahead.offer if ahead else None,
+            )
+        _print_import(report)
+        new_ids = list(dict.fromkeys([*drained.session_ids, *report.session_ids]))
+        if new_ids and not args.no_process:
+            print(summarize(process_with_progress(db, new_ids, args.quiet, ahead)))
+    finally:
+        if ahead is not None:
+            ahead.close()
+    return 0 if report.imported_anything else 1
+
+
+def _print_import(report: ImportReport) -> None:
     for issue in report.issues:
         print(issue, file=sys.stderr)
     print(
@@ -76,10 +91,6 @@ def cmd_import(args: argparse.Namespace) -> int:
         f" {report.messages} message(s) ({report.messages_added} added,"
         f" {report.messages_changed} changed), {len(report.issues)} problem(s)"
     )
-    new_ids = list(dict.fromkeys([*drained.session_ids, *report.session_ids]))
-    if new_ids and not args.no_process:
-        print(summarize(process_with_progress(db, new_ids, args.quiet)))
-    return 0 if report.imported_anything else 1
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

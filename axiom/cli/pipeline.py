@@ -16,17 +16,20 @@ from axiom.forgetting.forget import finish_pending
 from axiom.observability.progress import Bar, wanted
 from axiom.pipeline.batch import process_sessions, stored_session_ids, summarize
 from axiom.pipeline.export import export_lines
+from axiom.pipeline.forked import AnalysisAhead
 from axiom.pipeline.process import ProcessReport
 from axiom.store.db import Database
 from axiom.store.migrate import open_database
 from axiom.store.timepoints import parse_timepoint
 
 
-def process_with_progress(db: Database, ids: list[str], quiet: bool) -> list[ProcessReport]:
+def process_with_progress(
+    db: Database, ids: list[str], quiet: bool, ahead: AnalysisAhead | None = None
+) -> list[ProcessReport]:
     """`process_sessions` with a bar of sessions on a terminal (`import` and `process`)."""
     with Bar(None, "session", "process", wanted(quiet)) as bar:
         return process_sessions(
-            db, ids, on_start=bar.set_total, on_session=lambda _s: bar.advance()
+            db, ids, on_start=bar.set_total, on_session=lambda _s: bar.advance(), ahead=ahead
         )
 
 

@@ -221,10 +221,13 @@ def ingest_transcripts(
     project: bool = True,
     fork: bool = False,
     projectors: Sequence[Projector] = (),
+    before_write: Callable[[list[PreparedSession]], None] | None = None,
 ) -> list[MergeResult]:
     """Append the transcripts; with `project`, also advance the session tables in the same
     transaction (the CLI does; Celery's ingest task leaves projection to the writer), and
-    `projectors` with them (`_following`).
+    `projectors` with them (`_following`). `before_write` is given the prepared sessions
+    just before the write lock is taken (the CLI starts analysing them:
+    `axiom.pipeline.forked.AnalysisAhead`).
 
     Transcripts are prepared (`prepare_session`, which raises ValueError for one that cannot
     be stored, before anything is written) and their notes logged before the write lock is
@@ -256,6 +259,8 @@ def ingest_transcripts(
             follower.settle()
         return results
 
+    if before_write is not None:
+        before_write(prepared)
     return write_projecting(db, work)
 
 
@@ -306,6 +311,7 @@ def import_paths(
     within: Sequence[Path] | None = None,
     fork: bool = False,
     projectors: Sequence[Projector] = (),
+    before_write: Callable[[list[PreparedSession]], None] | None = None,
 ) -> ImportReport:
     """Import the transcripts at `paths`; `within`: the import roots a path sent to the
     server was confined to (links inside its folders must not lead out of them).
@@ -315,12 +321,18 @@ def import_paths(
     many files, `IMPORT_GROUP_MESSAGES` messages or `IMPORT_GROUP_CHARS` characters). A
     group whose write fails is written again one file per transaction, so a file that
     cannot be stored is reported on its own and the others still land. `on_file` is called
-    once per file, after it is written or has failed. `project` and `projectors` as in
-    `ingest_transcripts`."""
+    once per file, after it is written or has failed. `project`, `projectors` and
+    `before_write` (given each group's sessions) as in `ingest_transcripts`."""
     files, issues = discover(paths, within)
     report = ImportReport(issues=list(issues))
     group_files = Settings.from_env().import_group_files
-    write = partial(ingest_transcripts, db, project=project, projectors=projectors)
+    write = partial(
+        ingest_transcripts,
+        db,
+        project=project,
+        projectors=projectors,
+        before_write=before_write,
+    )
     group: list[_ReadFile] = []
     for batch in _batches(files, group_files):
         for path, read in zip(batch, map_shared(_Reader(fmt), batch, fork), strict=True):

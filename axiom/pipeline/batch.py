@@ -34,7 +34,7 @@ from axiom.forking import can_fork
 from axiom.ingest.session_queries import list_session_ids
 from axiom.pipeline.build_view import BuildView
 from axiom.pipeline.factory import configured_pipeline
-from axiom.pipeline.forked import ForkedAnalysis
+from axiom.pipeline.forked import AnalysisAhead, ForkedAnalysis
 from axiom.pipeline.order import chronological
 from axiom.pipeline.process import (
     AnalysedBuild,
@@ -59,6 +59,10 @@ from axiom.store.projection import (
 ANALYSE_CHUNK = 64  # sessions analysed before their builds are written (README, "Session 20")
 CATCH_UP_EVENTS = 150  # events per write transaction when the projectors catch up first
 WRITE_BUDGET_S = 1.0  # a write transaction takes another build only if it still fits
+
+# What a chunk's lookup finds of a session: its `skipped` report, its ingest to analyse, or
+# its build analysed already (`AnalysisAhead`).
+Found = ProcessReport | AnalysedBuild | StoredEvent
 
 
 def stored_session_ids(db: Database) -> list[str]:
@@ -177,6 +181,7 @@ def process_many(
     on_session: Callable[[str], None] | None = None,
     budget_s: float | None = None,
     fork: bool = False,
+    ahead: AnalysisAhead | None = None,
 ) -> list[ProcessReport]:
     """Run `pipeline` over `session_ids` in this order, chunk by chunk (idempotent), once
     the projectors have caught up (`catch_up`); `budget_s` as in `write_builds`. With
@@ -193,7 +198,8 @@ def process_many(
     replies. The offline rule extractor keeps the CPU busy instead: analysed ahead on a
     thread, it took the second core from the processes serving pages and search for
     little gain (README, "Session 19"); its chunks are analysed between writes, or, with
-    `fork`, by a niced child from the moment they are looked up."""
+    `fork`, by a niced child from the moment they are looked up. A build `ahead` analysed
+    already (`AnalysisAhead`, started by the import) is taken from it."""
     catch_up(db)
     chunks = [session_ids[i : i + ANALYSE_CHUNK] for i in range(0, len(session_ids), ANALYSE_CHUNK)]
     reports: list[ProcessReport | None] = []  # per session, None while its build waits
@@ -201,7 +207,7 @@ def process_many(
     told = 0  # sessions reported to `on_session`, in order
     remote = getattr(pipeline.extractor, "remote", False)
     forking = fork and not remote and can_fork()
-    with ChunkAnalyst(db, pipeline, background=remote, forking=forking) as analyst:
+    with ChunkAnalyst(db, pipeline, remote, forking, ahead) as analyst:
         ahead: Future[list[ProcessReport | AnalysedBuild]] | None = None
         for n, chunk in enumerate(chunks):
             if ahead is None:  # not looked up while the chunk before was written
@@ -250,10 +256,16 @@ class ChunkAnalyst:
     child still running is terminated."""
 
     def __init__(
-        self, db: Database, pipeline: Pipeline, background: bool = True, forking: bool = False
+        self,
+        db: Database,
+        pipeline: Pipeline,
+        background: bool = True,
+        forking: bool = False,
+        ahead: AnalysisAhead | None = None,
     ) -> None:
         self.db, self.pipeline, self.background = db, pipeline, background
         self.forking = forking and not background
+        self.ahead = ahead
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._forked: list[ForkedAnalysis] = []
@@ -265,6 +277,8 @@ class ChunkAnalyst:
         self._stop.set()
         for forked in self._forked:
             forked.close()
+        if self.ahead is not None:
+            self.ahead.close()
         if error is None:  # every future was waited for: the threads have ended
             for thread in self._threads:
                 thread.join()
@@ -279,6 +293,8 @@ class ChunkAnalyst:
             failed: Future[list[ProcessReport | AnalysedBuild]] = Future()
             failed.set_exception(exc)
             return failed
+        if self.ahead is not None:
+            found = [self._taken(f) for f in found]
         ingests = [f for f in found if isinstance(f, StoredEvent)]
         if self.forking and len(ingests) > 1:
             forked = ForkedAnalysis(self.db, self.pipeline, ingests)
@@ -294,9 +310,15 @@ class ChunkAnalyst:
         thread.start()
         return future
 
+    def _taken(self, found: Found) -> Found:
+        """`found`'s build when it was analysed ahead, else `found`."""
+        if self.ahead is None or not isinstance(found, StoredEvent):
+            return found
+        return self.ahead.take(self.db, found) or found
+
     def _analyse(
         self,
-        found: list[ProcessReport | StoredEvent],
+        found: list[Found],
         future: Future[list[ProcessReport | AnalysedBuild]],
     ) -> None:
         out: list[ProcessReport | AnalysedBuild] = []
@@ -306,7 +328,7 @@ class ChunkAnalyst:
                     future.cancel()
                     return
                 out.append(
-                    f if isinstance(f, ProcessReport) else analyse_ingest(self.db, f, self.pipeline)
+                    analyse_ingest(self.db, f, self.pipeline) if isinstance(f, StoredEvent) else f
                 )
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
             future.set_exception(exc)
@@ -315,14 +337,14 @@ class ChunkAnalyst:
 
     def _collect(
         self,
-        found: list[ProcessReport | StoredEvent],
+        found: list[Found],
         forked: ForkedAnalysis,
         future: Future[list[ProcessReport | AnalysedBuild]],
     ) -> None:
         """`found` in order, each ingest replaced by its build from `forked`."""
         try:
             builds = iter(forked.builds())
-            future.set_result([f if isinstance(f, ProcessReport) else next(builds) for f in found])
+            future.set_result([next(builds) if isinstance(f, StoredEvent) else f for f in found])
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
             future.set_exception(exc)
         finally:
@@ -366,17 +388,28 @@ def process_sessions(
     session_ids: Iterable[str],
     on_start: Callable[[int], None] | None = None,
     on_session: Callable[[str], None] | None = None,
+    ahead: AnalysisAhead | None = None,
 ) -> list[ProcessReport]:
     """Run the pipeline over each session, oldest first (`axiom.pipeline.order`); a failing
     session is reported, the rest go on. `on_start(count)` then `on_session(id)` after each
-    one let a caller show progress (`axiom.observability.progress`)."""
+    one let a caller show progress (`axiom.observability.progress`). With `ahead`
+    (`analysis_ahead`, offered the sessions as they were imported), its pipeline runs and
+    the builds it analysed are taken from it."""
     ids = ordered_sessions(db, session_ids)
     if on_start:
         on_start(len(ids))
     settings = Settings.from_env()
     budget_s = settings.write_budget_ms / 1000
     fork = settings.analysis_child
-    return process_many(db, ids, configured_pipeline(), on_session, budget_s, fork)
+    pipeline = ahead.pipeline if ahead is not None else configured_pipeline()
+    return process_many(db, ids, pipeline, on_session, budget_s, fork, ahead)
+
+
+def analysis_ahead() -> AnalysisAhead:
+    """An `AnalysisAhead` of the first chunk (the configured pipeline; a forked child when
+    `AXIOM_ANALYSIS_CHILD`): an import's `before_write`, then `process_sessions`' `ahead`."""
+    fork = Settings.from_env().analysis_child
+    return AnalysisAhead(configured_pipeline(), fork, ANALYSE_CHUNK)
 
 
 def summarize(reports: list[ProcessReport]) -> str:

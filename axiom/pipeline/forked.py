@@ -3,6 +3,12 @@ rule extractor, the aligner and the validator use the machine's second core
 (`axiom.pipeline.batch`): the child is forked when the chunk is looked up, before the chunk
 ahead of it is written, and the parent takes its share when it wants the builds.
 
+The first chunk has no chunk before it, so its analysis would keep both cores while the
+store waits. `AnalysisAhead` starts it earlier: while `axiom import` writes the sessions,
+from the payloads it is about to append (the analysis reads nothing else). The pipeline then
+takes each build whose stored ingest is the same session with the same payload (checksum),
+and names it after the stored event.
+
 The child never looks task vectors up: the embedding model and the vector table stay in
 the parent, which adds them to every build (`add_task_vectors`). Only for extractors that
 run on the CPU: an LLM extractor's chunks are analysed ahead on a thread instead.
@@ -10,12 +16,22 @@ run on the CPU: an LLM extractor's chunks are analysed ahead on a thread instead
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
-from axiom.forking import Failed, SharedMap
-from axiom.pipeline.process import AnalysedBuild, Pipeline, add_task_vectors, analyse_ingest
+from axiom.forking import Failed, SharedMap, can_fork
+from axiom.ingest.importer import PreparedSession
+from axiom.pipeline.order import payload_order
+from axiom.pipeline.process import (
+    AnalysedBuild,
+    Pipeline,
+    add_task_vectors,
+    analyse_ingest,
+    analyse_payload,
+)
 from axiom.store.db import Database
-from axiom.store.events import StoredEvent
+from axiom.store.events import StoredEvent, canonical_json, checksum_of
 
 
 class ForkedAnalysis:
@@ -43,3 +59,56 @@ class ForkedAnalysis:
         """What the child sends back of a build: the pipeline and the ingest stay here."""
         build = analyse_ingest(None, ingest, self.pipeline)
         return build.report, build.timer, build.outcome, build.analysed
+
+
+class AnalysisAhead:
+    """The first `sessions` of an import analysed by a child while the import writes them
+    (see the module docstring). `offer` is the import's `before_write`; `take` gives a
+    stored ingest's build when it was analysed here."""
+
+    def __init__(self, pipeline: Pipeline, fork: bool, sessions: int) -> None:
+        self.pipeline, self.sessions = pipeline, sessions
+        remote = getattr(pipeline.extractor, "remote", False)
+        self._forking = fork and not remote and can_fork()
+        self._keys: list[tuple[str, str]] = []  # (session id, payload checksum) of each item
+        self._shared: SharedMap[tuple[str, dict[str, Any]], tuple[Any, ...]] | None = None
+        self._results: dict[tuple[str, str], tuple[Any, ...] | Failed] | None = None
+
+    def offer(self, prepared: Sequence[PreparedSession]) -> None:
+        """Fork the child over the first sessions of `prepared` in processing order
+        (`axiom.pipeline.order`), the first time only: later groups of a large import come
+        after the pipeline's own children."""
+        if not self._forking or self._shared is not None or not prepared:
+            return
+        # the payload as a read gives it back: what the analysis of the stored ingest reads
+        items = [(p.transcript.session_id, json.loads(canonical_json(p.payload))) for p in prepared]
+        chosen = [items[i] for i in payload_order(items)[: self.sessions]]
+        self._keys = [(sid, checksum_of(payload)) for sid, payload in chosen]
+        self._shared = SharedMap(self._analysed, chosen)
+
+    def take(self, db: Database, ingest: StoredEvent) -> AnalysedBuild | None:
+        """`ingest`'s build when its payload was analysed here (the parent finishes what the
+        child has not at the first call), with task vectors added; else None."""
+        if self._shared is None:
+            return None
+        if self._results is None:
+            try:
+                self._results = dict(zip(self._keys, self._shared.results(), strict=True))
+            finally:
+                self._shared.close()
+        result = self._results.pop((ingest.session_id or "", ingest.checksum), None)
+        if result is None or isinstance(result, Failed):  # analysed again, as without
+            return None
+        report, timer, outcome = result
+        report.build_id = self.pipeline.spec.build_id_for(ingest.event_id)
+        build = AnalysedBuild(self.pipeline, ingest, report, timer, outcome, list(timer.metrics))
+        return add_task_vectors(db, build)
+
+    def close(self) -> None:
+        """Stop the child if it still runs (nothing was taken: an error, no processing)."""
+        if self._shared is not None and self._results is None:
+            self._shared.close()
+
+    def _analysed(self, item: tuple[str, dict[str, Any]]) -> tuple[Any, ...]:
+        session_id, payload = item
+        return analyse_payload(None, self.pipeline, session_id, payload, None)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 import duckdb
 
@@ -28,7 +29,9 @@ from axiom.ingest.timestamps import parse_timestamp
 from axiom.store.event_types import SESSION_INGESTED
 from axiom.store.events import EventStore
 
-__all__ = ["chronological", "session_starts"]
+__all__ = ["chronological", "payload_order", "session_starts"]
+
+Start = tuple[datetime | None, str]  # a session's start (None: no time at all) and path
 
 
 def session_starts(
@@ -51,11 +54,16 @@ def session_starts(
             "$.transcript.meta.path",
         ),
     )
-    out: dict[str, tuple[datetime | None, str]] = {}
-    for session_id, started_at, stamps, path in rows:
-        times = [t for t in map(parse_timestamp, [started_at, *(stamps or [])]) if t is not None]
-        out[session_id] = (min(times) if times else None, path or "")
-    return out
+    return {sid: _start(started_at, stamps, path) for sid, started_at, stamps, path in rows}
+
+
+def _start(started_at: object, stamps: list[object] | None, path: object) -> Start:
+    times = [t for t in map(parse_timestamp, [started_at, *(stamps or [])]) if t is not None]
+    return (min(times) if times else None, str(path or ""))
+
+
+def _key(session_id: str, start: Start) -> tuple[bool, datetime, str, str]:
+    return (start[0] is None, start[0] or datetime.min, start[1], session_id)
 
 
 def chronological(conn: duckdb.DuckDBPyConnection, session_ids: Iterable[str]) -> list[str]:
@@ -67,9 +75,19 @@ def chronological(conn: duckdb.DuckDBPyConnection, session_ids: Iterable[str]) -
     ids = list(dict.fromkeys(session_ids))
     starts = session_starts(conn, ids)
 
-    def key(session_id: str) -> tuple[bool, datetime, str, str]:
-        start, path = starts[session_id]
-        return (start is None, start or datetime.min, path, session_id)
-
-    known = sorted((sid for sid in ids if sid in starts), key=key)
+    known = sorted((sid for sid in ids if sid in starts), key=lambda sid: _key(sid, starts[sid]))
     return known + [sid for sid in ids if sid not in starts]
+
+
+def payload_order(payloads: list[tuple[str, dict[str, Any]]]) -> list[int]:
+    """The positions of `(session id, session_ingested payload)` pairs in the order
+    `chronological` gives their sessions once stored (read from the payloads in memory)."""
+
+    def start(payload: dict[str, Any]) -> Start:
+        transcript = payload.get("transcript") or {}
+        stamps = [m.get("timestamp") for m in transcript.get("messages") or []]
+        path = (transcript.get("meta") or {}).get("path")
+        return _start(transcript.get("started_at"), stamps, path)
+
+    keys = [_key(sid, start(payload)) for sid, payload in payloads]
+    return sorted(range(len(payloads)), key=keys.__getitem__)

@@ -375,10 +375,25 @@ def pending_ingests(
 def analyse_ingest(db: Database | None, ingest: StoredEvent, pipeline: Pipeline) -> AnalysedBuild:
     """`analyse_session` once the ingest is known (no lock; `db` only for task vectors:
     without it, none are looked up, and `add_task_vectors` can add them later)."""
-    session_id = ingest.session_id or ""
     build_id = pipeline.spec.build_id_for(ingest.event_id)
-    transcript = Transcript.from_json(ingest.payload["transcript"])
-    report = ProcessReport(session_id, build_id)
+    report, timer, outcome = analyse_payload(
+        db, pipeline, ingest.session_id or "", ingest.payload, build_id
+    )
+    return AnalysedBuild(pipeline, ingest, report, timer, outcome, list(timer.metrics))
+
+
+def analyse_payload(
+    db: Database | None,
+    pipeline: Pipeline,
+    session_id: str,
+    payload: dict[str, Any],
+    build_id: str | None,
+) -> tuple[ProcessReport, _Timer, _Outcome | None]:
+    """The analysis of a `session_ingested` payload (`analyse_ingest`). The build id names
+    the stored ingest: None for a payload analysed before it is stored
+    (`axiom.pipeline.forked.AnalysisAhead`), whose report gets the id once it is."""
+    transcript = Transcript.from_json(payload["transcript"])
+    report = ProcessReport(session_id, build_id or "")
     timer = _Timer()
     outcome: _Outcome | None = None
     try:
@@ -393,9 +408,10 @@ def analyse_ingest(db: Database | None, ingest: StoredEvent, pipeline: Pipeline)
         report.status = "failed"
         report.error = ("extraction incomplete: " + "; ".join(outcome.extraction.failures))[:1000]
         timer.fail("extract", report.error)
-        log.warning("session %s: build %s failed: %s", session_id, build_id, report.error)
+        build = build_id or "(of an ingest not stored yet)"
+        log.warning("session %s: build %s failed: %s", session_id, build, report.error)
         outcome = None
-    return AnalysedBuild(pipeline, ingest, report, timer, outcome, list(timer.metrics))
+    return report, timer, outcome
 
 
 def add_task_vectors(db: Database, build: AnalysedBuild) -> AnalysedBuild:

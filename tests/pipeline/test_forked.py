@@ -9,19 +9,22 @@ import multiprocessing
 import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from axiom.extract.types import ExtractionResult
 from axiom.forking import can_fork
-from axiom.ingest.transcript import Transcript
+from axiom.ingest.importer import ingest_transcripts
+from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline import batch
 from axiom.pipeline.batch import process_many
-from axiom.pipeline.forked import ForkedAnalysis
+from axiom.pipeline.forked import AnalysisAhead, ForkedAnalysis
 from axiom.pipeline.process import Pipeline, pending_ingests
 from axiom.store.db import Database
 from axiom.store.events import StoredEvent
+from axiom.store.migrate import migrate
 from tests.conflicts.support import ScriptedExtractor
 from tests.pipeline.conftest import Snapshot
 from tests.pipeline.test_write_units import SCRIPT, _ingested, _timeless
@@ -130,3 +133,81 @@ def test_a_daemon_process_does_not_fork() -> None:
     assert answers.get(timeout=30) is False
     child.join()
     assert can_fork()  # the test process itself may
+
+
+def _transcripts() -> list[Transcript]:
+    return [
+        Transcript(
+            sid, "demo", "json", tuple(Message(i, "user", s.text) for i, s in enumerate(said))
+        )
+        for sid, said in SCRIPT.items()
+    ]
+
+
+def _processed_ahead(
+    path: Path, workdir: Path, extractor: ScriptedExtractor, sessions: int
+) -> tuple[Database, AnalysisAhead, list[str]]:
+    """The scripted sessions imported with `AnalysisAhead.offer` as the import's
+    `before_write` (as `axiom import` does), then processed taking its builds."""
+    db = Database(path)
+    migrate(db)
+    ahead = AnalysisAhead(Pipeline(extractor=extractor, workdir=workdir), True, sessions)
+    try:
+        ingest_transcripts(db, _transcripts(), before_write=ahead.offer)
+        reports = process_many(db, list(SCRIPT), ahead.pipeline, fork=True, ahead=ahead)
+    finally:
+        ahead.close()
+    return db, ahead, [r.status for r in reports]
+
+
+@pytest.mark.parametrize("sessions", [2, 64])  # part of the first chunk, or all of it
+def test_builds_analysed_while_the_import_writes_leave_the_store_one_process_leaves(
+    tmp_path: Path, snapshot: Callable[[Database], Snapshot], sessions: int
+) -> None:
+    one, statuses = _processed(tmp_path / "one.duckdb", tmp_path, ScriptedExtractor(SCRIPT), False)
+    extractor = ChildCounting()
+    ahead_db, ahead, statuses = _processed_ahead(
+        tmp_path / "ahead.duckdb", tmp_path, extractor, sessions
+    )
+    assert statuses == ["success"] * len(SCRIPT)
+    assert extractor.by_child.value >= 1
+    assert len(ahead._keys) == min(sessions, len(SCRIPT))
+    assert ahead._results == {}  # every build analysed ahead was taken
+    assert _timeless(snapshot(ahead_db)) == _timeless(snapshot(one))
+    assert _events(ahead_db) == _events(one)  # build ids name the stored ingests
+
+
+def test_a_session_stored_with_another_payload_is_analysed_again(
+    tmp_path: Path, snapshot: Callable[[Database], Snapshot]
+) -> None:
+    """A transcript holding part of a stored session is merged into it: the payload stored
+    is not the one offered, so its build is not taken from the analysis ahead (a payload
+    the merge leaves as offered is), and the store is the one without."""
+    pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=tmp_path)
+    plain = _ingested(tmp_path / "plain.duckdb")
+    ahead_db = _ingested(tmp_path / "ahead.duckdb")
+    partial = [  # the first message and a new one: s1 had two more
+        replace(t, messages=(t.messages[0], Message(len(t.messages), "user", "and that is all")))
+        for t in _transcripts()
+    ]
+    ingest_transcripts(plain, partial)
+    process_many(plain, list(SCRIPT), pipeline)
+    ahead = AnalysisAhead(pipeline, True, 64)
+    ingest_transcripts(ahead_db, partial, before_write=ahead.offer)
+    process_many(ahead_db, list(SCRIPT), pipeline, fork=True, ahead=ahead)
+    assert "s1" in {sid for sid, _ in (ahead._results or {})}  # merged: not taken
+    assert _timeless(snapshot(ahead_db)) == _timeless(snapshot(plain))
+    assert _events(ahead_db) == _events(plain)
+
+
+def test_nothing_is_analysed_ahead_without_a_child(tmp_path: Path) -> None:
+    db = Database(tmp_path / "axiom.duckdb")
+    migrate(db)
+    ahead = AnalysisAhead(
+        Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=tmp_path), False, 64
+    )
+    ingest_transcripts(db, _transcripts(), before_write=ahead.offer)
+    with db.read() as conn:
+        (ingest, *_) = pending_ingests(conn, ["s1"], ahead.pipeline)
+    assert isinstance(ingest, StoredEvent)
+    assert ahead.take(db, ingest) is None

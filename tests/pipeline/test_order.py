@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from axiom.ingest.importer import import_paths
+from axiom.ingest.importer import PreparedSession, import_paths
 from axiom.pipeline.batch import process_sessions
-from axiom.pipeline.order import chronological, session_starts
+from axiom.pipeline.order import chronological, payload_order, session_starts
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
 from axiom.tasks.queries import list_tasks
@@ -115,7 +115,16 @@ def test_chronological_order_ties_by_path_and_puts_unknown_times_last(
         if ts:
             message["timestamp"] = ts
         (folder / name).write_text(json.dumps({"session_id": sid, "messages": [message]}))
-    report = import_paths(db, [folder])
+    offered: list[PreparedSession] = []
+    report = import_paths(db, [folder], before_write=offered.extend)
+    in_memory = payload_order([(p.transcript.session_id, p.payload) for p in offered])
+    assert [offered[i].transcript.session_id for i in in_memory] == [
+        "tie-c",
+        "tie-d",
+        "early",
+        "late",
+        "untimed",
+    ]  # what `chronological` reads from the store, from the payloads before they are stored
     with db.read() as conn:
         order = chronological(conn, [*report.session_ids, "never-ingested", "late"])
         starts = session_starts(conn, ["late", "untimed"])
