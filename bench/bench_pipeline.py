@@ -13,11 +13,12 @@ Two measurements on fresh DuckDB files in a temporary directory:
   table through one Arrow insert per file and repetition. It takes milliseconds, so one
   run swings with the machine's load: the reference is the median of `BARE_RUNS` runs.
 * **pipeline**: what `axiom import` runs with embeddings off: parse, privacy filter,
-  `session_ingested` + session projection (`ingest_transcripts`), then
-  `process_sessions` (extraction, alignment, validation, graduation, task resolution,
-  citations, every projector). Task vectors are off (`AXIOM_EMBEDDER=none`). As in
-  `axiom import`, the preparation and the analysis are shared with a forked child unless
-  `AXIOM_ANALYSIS_CHILD=0` (`axiom.forking`).
+  `session_ingested` + the projections of the sessions (`ingest_transcripts`, every
+  projector), then `process_sessions` (extraction, alignment, validation, graduation, task
+  resolution, citations, every projector). Task vectors are off (`AXIOM_EMBEDDER=none`).
+  As in `axiom import`, the files are read and prepared shared with a forked child, the
+  first chunk is analysed while the sessions are written (`AnalysisAhead`), and the
+  analysis is shared with a child, unless `AXIOM_ANALYSIS_CHILD=0` (`axiom.forking`).
 
 Reports messages/s of each and the ratio bare / pipeline (the issue's target: pipeline
 >= 2,000 msg/s and within 100x of the bare load), per wall-clock and per CPU second (the
@@ -61,15 +62,25 @@ def load() -> str:
 
 def parsed_copies(files: list[Path], repeat: int) -> list[Any]:
     """Every transcript of `files`, `repeat` times, each copy under its own session id."""
+    return [t for n in range(repeat) for path in files for t in parsed_copy((path, n))]
+
+
+def parsed_copy(job: tuple[Path, int]) -> list[Any]:
+    """The transcripts of one file as copy `n` (n > 0: session ids `<id>~rN`)."""
     from axiom.ingest.formats import parse_file
 
-    out = []
-    for n in range(repeat):
-        for path in files:
-            for t in parse_file(path).transcripts:
-                sid = t.session_id if n == 0 else f"{t.session_id}~r{n}"
-                out.append(dataclasses.replace(t, session_id=sid))
-    return out
+    path, n = job
+    transcripts = parse_file(path).transcripts
+    if n == 0:
+        return list(transcripts)
+    return [dataclasses.replace(t, session_id=f"{t.session_id}~r{n}") for t in transcripts]
+
+
+def prepared_copy(job: tuple[Path, int]) -> list[Any]:
+    """`parsed_copy`, each transcript prepared as `axiom import` prepares what it reads."""
+    from axiom.ingest.importer import prepare_session
+
+    return [prepare_session(t) for t in parsed_copy(job)]
 
 
 def bare_load(
@@ -128,6 +139,7 @@ def pipeline_run(files: list[Path], repeat: int) -> tuple[tuple[float, float], i
     """Wall and CPU seconds (children included) for parse + import + process of every copy;
     messages; ids."""
     from axiom.config import AxiomConfig
+    from axiom.forking import Failed, map_shared
     from axiom.ingest.importer import ingest_transcripts
     from axiom.pipeline.batch import analysis_ahead, process_sessions
     from axiom.projections import all_projectors
@@ -137,15 +149,18 @@ def pipeline_run(files: list[Path], repeat: int) -> tuple[tuple[float, float], i
 
     db = Database(AxiomConfig.from_env().duckdb_path)
     migrate(db)
-    fork = Settings.from_env().analysis_child  # as `axiom import` prepares its files
+    fork = Settings.from_env().analysis_child
     started, cpu = time.perf_counter(), cpu_seconds()
-    transcripts = parsed_copies(files, repeat)
+    # read and prepared as `axiom import` does (`import_paths`): shared with a forked child
+    jobs = [(path, n) for n in range(repeat) for path in files]
+    read = map_shared(prepared_copy, jobs, fork)
+    if errors := [r.error for r in read if isinstance(r, Failed)]:
+        raise errors[0]
+    sessions = [s for r in read for s in r]
     ahead = analysis_ahead()  # the first chunk analysed during the import's write
     try:
-        ingest_transcripts(
-            db, transcripts, fork=fork, projectors=all_projectors(), before_write=ahead.offer
-        )
-        ids = [t.session_id for t in transcripts]
+        ingest_transcripts(db, sessions, projectors=all_projectors(), before_write=ahead.offer)
+        ids = [s.transcript.session_id for s in sessions]
         reports = process_sessions(db, ids, ahead=ahead)
     finally:
         ahead.close()
@@ -153,7 +168,7 @@ def pipeline_run(files: list[Path], repeat: int) -> tuple[tuple[float, float], i
     failed = [r for r in reports if r.status != "success"]
     if failed:
         raise SystemExit(f"{len(failed)} session(s) failed: {failed[0].error}")
-    return elapsed, sum(len(t.messages) for t in transcripts), ids
+    return elapsed, sum(len(s.transcript.messages) for s in sessions), ids
 
 
 def check_spans(db_path: Path) -> dict[str, int]:
