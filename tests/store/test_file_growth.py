@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
+
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
-from axiom.store.db import Database
+from axiom.store.db import ROW_GROUP_ROWS, Database
 from axiom.store.migrate import migrate
 
 UNITS = 40
@@ -51,3 +53,40 @@ def test_one_write_unit_per_session_does_not_add_a_row_group_each(tmp_path: Path
         assert row_groups(db, table) < UNITS // 4, table
     # 1.4.4 left >= 3 tables x 40 units x one 256 KB block; the content is a few KB
     assert db.path.stat().st_size < UNITS * BLOCK
+
+
+def group_sizes(db: Database, table: str) -> list[int]:
+    """Rows in each row group of `table` (its first column's data segments), in order."""
+    sql = (
+        f"SELECT row_group_id, sum(count) FROM pragma_storage_info('{table}')"
+        " WHERE column_id = 0 AND segment_type <> 'VALIDITY' GROUP BY ALL ORDER BY 1"
+    )
+    with db.read() as conn:
+        return [int(n) for _, n in conn.execute(sql).fetchall()]
+
+
+def test_appends_go_in_small_row_groups_even_to_a_file_with_a_large_one(tmp_path: Path) -> None:
+    """The checkpoint on close writes a table's last row group again whole when rows were
+    added to it: appends go in groups of at most `ROW_GROUP_ROWS` rows, also in a file
+    written before, whose last group holds more (DuckDB's default size)."""
+    path = tmp_path / "axiom.duckdb"
+    big = 3 * ROW_GROUP_ROWS
+    plain = duckdb.connect(str(path))  # as a store written before session 22
+    plain.execute("CREATE TABLE t (n INTEGER, text VARCHAR)")
+    plain.execute(f"INSERT INTO t SELECT i, 'old ' || i FROM range({big}) r(i)")
+    plain.close()
+    db = Database(path)
+    assert group_sizes(db, "t") == [big]
+    for unit in range(4):
+        with db.write() as conn:
+            conn.execute(
+                f"INSERT INTO t SELECT i, 'new ' || i FROM range({unit * 1000}, {unit * 1000 + 1000}) r(i)"
+            )
+    sizes = group_sizes(db, "t")
+    assert sizes[0] == big and sum(sizes) == big + 4000
+    assert max(sizes[1:]) <= ROW_GROUP_ROWS
+    with db.read() as conn:
+        assert conn.execute(
+            "SELECT count(*), count(DISTINCT n) FROM t WHERE text LIKE 'new %'"
+        ).fetchone() == (4000, 4000)
+    assert not path.with_name(path.name + ".wal").exists()  # checkpointed on close, as before
