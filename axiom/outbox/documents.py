@@ -6,6 +6,7 @@ stores the rows it is given.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +40,12 @@ def document_text_for_entry(title: str, content: str) -> str:
 def _day(raw: Any) -> str | None:
     if not isinstance(raw, str) or not raw.strip():
         return None
+    return _session_day(raw)
+
+
+@functools.lru_cache(maxsize=256)
+def _session_day(raw: str) -> str:
+    """Every message of a session carries the same date: parsed once (it tries formats)."""
     return format_session_day(raw)
 
 

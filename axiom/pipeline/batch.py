@@ -154,14 +154,16 @@ def _write_within_budget(
     return done
 
 
-def catch_up(db: Database) -> int:
+def catch_up(db: Database, behind: bool | None = None) -> int:
     """Advance the projectors over a backlog in write transactions of `CATCH_UP_EVENTS`
-    events; return how many it took. An import runs only the session projector, so after
-    a large one the first build's transaction would otherwise apply every pending event
-    at once, holding the lock for seconds before any read snapshot exists. A backlog
-    smaller than one step is left to the first build (no transaction of its own)."""
-    with db.read() as conn:
-        behind = has_backlog(conn, axiom.projections.all_projectors(), CATCH_UP_EVENTS)
+    events; return how many it took. An import run by a worker advances only the session
+    projector, so after a large one the first build's transaction would otherwise apply
+    every pending event at once, holding the lock for seconds before any read snapshot
+    exists. A backlog smaller than one step is left to the first build (no transaction of
+    its own). `behind`: whether there is one, when the caller has read it."""
+    if behind is None:
+        with db.read() as conn:
+            behind = _backlog(conn)
     units = 0
     while behind:
         behind = write_projecting(
@@ -172,6 +174,11 @@ def catch_up(db: Database) -> int:
         )
         units += 1
     return units
+
+
+def _backlog(conn: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the projectors are a `catch_up` step or more behind (a read)."""
+    return has_backlog(conn, axiom.projections.all_projectors(), CATCH_UP_EVENTS)
 
 
 def process_many(
@@ -200,7 +207,6 @@ def process_many(
     little gain (README, "Session 19"); its chunks are analysed between writes, or, with
     `fork`, by a niced child from the moment they are looked up. A build `ahead` analysed
     already (`AnalysisAhead`, started by the import) is taken from it."""
-    catch_up(db)
     chunks = [session_ids[i : i + ANALYSE_CHUNK] for i in range(0, len(session_ids), ANALYSE_CHUNK)]
     reports: list[ProcessReport | None] = []  # per session, None while its build waits
     waiting: list[tuple[int, AnalysedBuild]] = []  # (position, build) analysed, not written
@@ -208,21 +214,24 @@ def process_many(
     remote = getattr(pipeline.extractor, "remote", False)
     forking = fork and not remote and can_fork()
     with ChunkAnalyst(db, pipeline, remote, forking, ahead) as analyst:
-        ahead: Future[list[ProcessReport | AnalysedBuild]] | None = None
+        looked_up: Future[list[ProcessReport | AnalysedBuild]] | None = None
+        if chunks:  # the first lookup also says whether the projectors are behind
+            looked_up = analyst.start(chunks[0], backlog=True)
+        catch_up(db, analyst.behind)
         for n, chunk in enumerate(chunks):
-            if ahead is None:  # not looked up while the chunk before was written
+            if looked_up is None:  # not looked up while the chunk before was written
                 if _sessions(waiting) & set(chunk):  # its build goes first
                     waiting = _write_waiting(db, reports, waiting, budget_s, leave_tail=False)
-                ahead = analyst.start(chunk)
-            for found in ahead.result():
+                looked_up = analyst.start(chunk)
+            for found in looked_up.result():
                 if isinstance(found, AnalysedBuild):
                     waiting.append((len(reports), found))
                 reports.append(found if isinstance(found, ProcessReport) else None)
             more = n + 1 < len(chunks)
-            ahead = None
+            looked_up = None
             if more and not _sessions(waiting) & set(chunks[n + 1]):
-                ahead = analyst.start(chunks[n + 1])
-            tail = more and not _failed(ahead)  # nothing comes after a failed lookup
+                looked_up = analyst.start(chunks[n + 1])
+            tail = more and not _failed(looked_up)  # nothing comes after a failed lookup
             waiting = _write_waiting(db, reports, waiting, budget_s, leave_tail=tail)
             while on_session and told < len(reports) and reports[told] is not None:
                 on_session(session_ids[told])
@@ -266,6 +275,7 @@ class ChunkAnalyst:
         self.db, self.pipeline, self.background = db, pipeline, background
         self.forking = forking and not background
         self.ahead = ahead
+        self.behind: bool | None = None  # the projectors' backlog, when a lookup read it
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._forked: list[ForkedAnalysis] = []
@@ -283,12 +293,17 @@ class ChunkAnalyst:
             for thread in self._threads:
                 thread.join()
 
-    def start(self, chunk: list[str]) -> Future[list[ProcessReport | AnalysedBuild]]:
+    def start(
+        self, chunk: list[str], backlog: bool = False
+    ) -> Future[list[ProcessReport | AnalysedBuild]]:
         """Each session of `chunk`, in order: its `skipped` report when its build
-        succeeded, else its analysed build (the future's result)."""
+        succeeded, else its analysed build (the future's result). With `backlog`, the same
+        read also sets `behind` (`catch_up`)."""
         try:
             with self.db.read() as conn:  # one connection for the chunk's ingests
                 found = pending_ingests(conn, chunk, self.pipeline)
+                if backlog:
+                    self.behind = _backlog(conn)
         except Exception as exc:  # an unknown session id, a storage error: raised later
             failed: Future[list[ProcessReport | AnalysedBuild]] = Future()
             failed.set_exception(exc)

@@ -181,6 +181,34 @@ def test_a_backlog_is_caught_up_in_bounded_transactions_with_the_same_tables(
     assert catch_up(_ingested(tmp_path / "small.duckdb")) == 0  # left to the first build
 
 
+def test_process_many_catches_a_backlog_up_before_its_first_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first chunk's lookup reads whether the projectors are behind (no read of its
+    own): a backlog goes in catch-up steps before any build is written."""
+    db = _ingested(tmp_path / "axiom.duckdb")
+    monkeypatch.setattr(batch, "CATCH_UP_EVENTS", 3)
+    steps: list[int] = []  # builds written when each catch-up step ran
+    written: list[str] = []
+    real_step, real_write = batch.run_projectors_step, batch.write_build
+
+    def step(conn, projectors, limit):  # type: ignore[no-untyped-def]
+        steps.append(len(written))
+        return real_step(conn, projectors, limit)
+
+    def write(conn, build, *rest):  # type: ignore[no-untyped-def]
+        written.append(build.report.session_id)
+        return real_write(conn, build, *rest)
+
+    monkeypatch.setattr(batch, "run_projectors_step", step)
+    monkeypatch.setattr(batch, "write_build", write)
+    pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=tmp_path)
+    reports = process_many(db, list(SCRIPT), pipeline)
+    assert [r.status for r in reports] == ["success"] * len(SCRIPT)
+    assert len(steps) >= 2 and set(steps) == {0}
+    assert sorted(written) == sorted(SCRIPT)
+
+
 class _Clock:
     """A `perf_counter` that moves one second per call: every build "takes" a second."""
 
