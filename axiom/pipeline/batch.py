@@ -207,6 +207,8 @@ def process_many(
     little gain (README, "Session 19"); its chunks are analysed between writes, or, with
     `fork`, by a niced child from the moment they are looked up. A build `ahead` analysed
     already (`AnalysisAhead`, started by the import) is taken from it."""
+    if ahead is not None and ahead.pipeline is not pipeline:
+        raise ValueError("the builds analysed ahead are another pipeline's")
     chunks = [session_ids[i : i + ANALYSE_CHUNK] for i in range(0, len(session_ids), ANALYSE_CHUNK)]
     reports: list[ProcessReport | None] = []  # per session, None while its build waits
     waiting: list[tuple[int, AnalysedBuild]] = []  # (position, build) analysed, not written

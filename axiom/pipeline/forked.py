@@ -17,6 +17,7 @@ run on the CPU: an LLM extractor's chunks are analysed ahead on a thread instead
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,6 +33,8 @@ from axiom.pipeline.process import (
 )
 from axiom.store.db import Database
 from axiom.store.events import StoredEvent, canonical_json, checksum_of
+
+log = logging.getLogger(__name__)
 
 
 class ForkedAnalysis:
@@ -77,9 +80,18 @@ class AnalysisAhead:
     def offer(self, prepared: Sequence[PreparedSession]) -> None:
         """Fork the child over the first sessions of `prepared` in processing order
         (`axiom.pipeline.order`), the first time only: later groups of a large import come
-        after the pipeline's own children."""
+        after the pipeline's own children. A head start only: when it cannot be had (no
+        fork, no shared memory), the import goes on and the pipeline analyses as before."""
         if not self._forking or self._shared is not None or not prepared:
             return
+        try:
+            self._start(prepared)
+        except Exception:  # noqa: BLE001 - never worth failing the import for
+            log.warning("could not analyse ahead of the write; analysing after", exc_info=True)
+            self._forking = False
+            self._keys = []
+
+    def _start(self, prepared: Sequence[PreparedSession]) -> None:
         # the payload as a read gives it back: what the analysis of the stored ingest reads
         items = [(p.transcript.session_id, json.loads(canonical_json(p.payload))) for p in prepared]
         chosen = [items[i] for i in payload_order(items)[: self.sessions]]

@@ -15,9 +15,12 @@ only builds the statement.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
+
+if TYPE_CHECKING:  # only in annotations: hooks read the store and must not load pyarrow
+    import pyarrow as pa
 
 ARROW_ROWS = 64
 
@@ -46,6 +49,8 @@ def _arrow(lists: list[list[object]]) -> pa.Table | None:
     """The columns as an Arrow table, or None when a column has no flat Arrow type (mixed
     values, a nested object, an integer too large): the list parameters cast those as
     DuckDB does."""
+    import pyarrow as pa  # here, not at the top: hooks import the event store (see above)
+
     try:
         arrays = [pa.array(values) for values in lists]
     except (pa.ArrowException, TypeError, ValueError, OverflowError):

@@ -279,7 +279,9 @@ class Database:
 def _connect_write(path: Path) -> duckdb.DuckDBPyConnection:
     """A read-write connection to `path` whose appends go in `ROW_GROUP_ROWS`-row groups
     (the file attached to an in-memory database, and made the default)."""
-    conn = duckdb.connect(":memory:", config=WRITE_CONFIG)
+    # where a plain connection to the file spills, not the working directory's `.tmp`
+    spill = {"temp_directory": f"{path}.tmp"}
+    conn = duckdb.connect(":memory:", config={**WRITE_CONFIG, **spill})
     try:
         where = str(path).replace("'", "''")
         conn.execute(f"ATTACH '{where}' AS store (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")

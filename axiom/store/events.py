@@ -223,6 +223,30 @@ def deferred(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
         _DEFERRED.reset(token)
 
 
+def _pending_where(
+    readers: Sequence[tuple[tuple[datetime, str] | None, Sequence[str]]],
+) -> tuple[str, list[Any]]:
+    """The condition of the events some reader has not seen (`EventStore.fetch_pending`),
+    and its parameters; "" when no reader reads any type."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    readers = [(position, types) for position, types in readers if types]
+    for position, types in readers:
+        clause = f"event_type IN ({', '.join('?' for _ in types)})"
+        params += list(types)
+        if position is not None:
+            clause += " AND (ts > ? OR (ts = ? AND event_id > ?))"
+            params += [position[0], position[0], position[1]]
+        clauses.append(f"({clause})")
+    if not clauses:
+        return "", []
+    where = f"({' OR '.join(clauses)})"
+    if all(position is not None for position, _ in readers):  # skips older row groups
+        where += " AND ts >= ?"
+        params.append(min(position[0] for position, _ in readers if position is not None))
+    return where, params
+
+
 def _next_ts(newest: datetime | None) -> datetime:
     """The `ts` of events appended now: the wall clock, never before the newest stored."""
     now = datetime.now(UTC).replace(tzinfo=None)
@@ -437,25 +461,24 @@ class EventStore:
         read: a reader is (its position, or None when it has seen nothing; its event
         types). Readers at different positions (projectors) then read no event that none
         of them needs, such as an import's transcripts once their one reader has them."""
-        clauses, params = [], []
-        readers = [(position, types) for position, types in readers if types]
-        for position, types in readers:
-            clause = f"event_type IN ({', '.join('?' for _ in types)})"
-            params += list(types)
-            if position is not None:
-                clause += " AND (ts > ? OR (ts = ? AND event_id > ?))"
-                params += [position[0], position[0], position[1]]
-            clauses.append(f"({clause})")
-        if not clauses:
+        where, params = _pending_where(readers)
+        if not where:
             return []
-        where = f"({' OR '.join(clauses)})"
-        if all(position is not None for position, _ in readers):  # skips older row groups
-            where += " AND ts >= ?"
-            params.append(min(position[0] for position, _ in readers if position is not None))
         sql = (
             f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY ts, event_id LIMIT {int(limit)}"
         )
         return [_row_to_event(row) for row in self.conn.execute(sql, params).fetchall()]
+
+    def count_pending(
+        self, readers: Sequence[tuple[tuple[datetime, str] | None, Sequence[str]]], limit: int
+    ) -> int:
+        """How many of `fetch_pending`'s events there are, up to `limit`, without reading
+        them (their payloads can be whole transcripts)."""
+        where, params = _pending_where(readers)
+        if not where:
+            return 0
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM events WHERE {where} LIMIT {int(limit)})"
+        return int(self.conn.execute(sql, params).fetchone()[0])
 
     def replay(self, types: Sequence[str] | None = None, batch: int = 500) -> Iterator[StoredEvent]:
         """Every event from the beginning, in order, read in batches."""

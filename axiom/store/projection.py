@@ -440,8 +440,10 @@ def run_projectors_step(
 def has_backlog(
     conn: duckdb.DuckDBPyConnection, projectors: Sequence[Projector], limit: int
 ) -> bool:
-    """True when at least `limit` events are pending for some of `projectors` (a read)."""
-    return len(_pending(conn, projectors, limit)[2]) >= limit
+    """True when at least `limit` events are pending for some of `projectors` (a read of
+    their count, not of the events)."""
+    _, readers = _readers(conn, projectors)
+    return EventStore(conn).count_pending(readers, limit) >= limit
 
 
 def _pending(
@@ -449,14 +451,22 @@ def _pending(
 ) -> tuple[list[Position], tuple[str, ...], list[StoredEvent]]:
     """Each projector's offset, their event types, and the first `limit` events some
     projector has not applied (one of its types, after its offset)."""
+    positions, readers = _readers(conn, projectors)
+    types = tuple(dict.fromkeys(t for p in projectors for t in p.event_types))
+    return positions, types, EventStore(conn).fetch_pending(readers, limit)
+
+
+def _readers(
+    conn: duckdb.DuckDBPyConnection, projectors: Sequence[Projector]
+) -> tuple[list[Position], list[tuple[tuple[datetime, str] | None, Sequence[str]]]]:
+    """Each projector's offset, and each as a reader of `EventStore.fetch_pending`."""
     offsets = get_offsets(conn, [p.name for p in projectors])
     positions = [(ts, event_id or "") for ts, event_id in offsets.values()]
-    types = tuple(dict.fromkeys(t for p in projectors for t in p.event_types))
     readers = [
         (None if ts is None else (ts, event_id), p.event_types)
         for p, (ts, event_id) in zip(projectors, positions, strict=True)
     ]
-    return positions, types, EventStore(conn).fetch_pending(readers, limit)
+    return positions, readers
 
 
 def _apply_pending(

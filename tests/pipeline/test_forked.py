@@ -18,7 +18,7 @@ from axiom.extract.types import ExtractionResult
 from axiom.forking import can_fork
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
-from axiom.pipeline import batch
+from axiom.pipeline import batch, forked
 from axiom.pipeline.batch import process_many
 from axiom.pipeline.forked import AnalysisAhead, ForkedAnalysis
 from axiom.pipeline.process import Pipeline, pending_ingests
@@ -46,8 +46,11 @@ class ChildCounting(ScriptedExtractor):
         self.parent = os.getpid()
         self.in_child = in_child
         self.by_child = multiprocessing.get_context("fork").Value("i", 0)
+        self.every = multiprocessing.get_context("fork").Value("i", 0)  # in any process
 
     def extract(self, transcript: Transcript) -> ExtractionResult:
+        with self.every.get_lock():
+            self.every.value += 1
         if os.getpid() != self.parent:
             with self.by_child.get_lock():
                 self.by_child.value += 1
@@ -173,6 +176,7 @@ def test_builds_analysed_while_the_import_writes_leave_the_store_one_process_lea
     assert extractor.by_child.value >= 1
     assert len(ahead._keys) == min(sessions, len(SCRIPT))
     assert ahead._results == {}  # every build analysed ahead was taken
+    assert extractor.every.value == len(SCRIPT)  # and none analysed again
     assert _timeless(snapshot(ahead_db)) == _timeless(snapshot(one))
     assert _events(ahead_db) == _events(one)  # build ids name the stored ingests
 
@@ -194,8 +198,12 @@ def test_a_session_stored_with_another_payload_is_analysed_again(
     process_many(plain, list(SCRIPT), pipeline)
     ahead = AnalysisAhead(pipeline, True, 64)
     ingest_transcripts(ahead_db, partial, before_write=ahead.offer)
+    with ahead_db.read() as conn:
+        stored = {i.session_id: i.checksum for i in pending_ingests(conn, list(SCRIPT), pipeline)}  # type: ignore[union-attr]
+    merged = {sid for sid, checksum in ahead._keys if stored[sid] != checksum}
+    assert "s1" in merged  # its stored version held two more messages
     process_many(ahead_db, list(SCRIPT), pipeline, fork=True, ahead=ahead)
-    assert "s1" in {sid for sid, _ in (ahead._results or {})}  # merged: not taken
+    assert {sid for sid, _ in (ahead._results or {})} == merged  # not taken; the rest were
     assert _timeless(snapshot(ahead_db)) == _timeless(snapshot(plain))
     assert _events(ahead_db) == _events(plain)
 
@@ -211,3 +219,21 @@ def test_nothing_is_analysed_ahead_without_a_child(tmp_path: Path) -> None:
         (ingest, *_) = pending_ingests(conn, ["s1"], ahead.pipeline)
     assert isinstance(ingest, StoredEvent)
     assert ahead.take(db, ingest) is None
+
+
+def test_an_analysis_ahead_that_cannot_start_leaves_the_import_as_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def no_shared_memory(*_args: object) -> None:
+        raise OSError("no memfd here")
+
+    monkeypatch.setattr(forked, "SharedMap", no_shared_memory)
+    db = Database(tmp_path / "axiom.duckdb")
+    migrate(db)
+    ahead = AnalysisAhead(Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=tmp_path), True, 64)
+    with caplog.at_level(logging.WARNING, logger="axiom.pipeline.forked"):
+        results = ingest_transcripts(db, _transcripts(), before_write=ahead.offer)
+    assert [r.created for r in results] == [True] * len(SCRIPT)
+    assert any("could not analyse ahead" in r.getMessage() for r in caplog.records)
+    reports = process_many(db, list(SCRIPT), ahead.pipeline, ahead=ahead)
+    assert [r.status for r in reports] == ["success"] * len(SCRIPT)

@@ -39,16 +39,36 @@ rows = st.lists(
 )
 
 
+class Registering:
+    """A connection that counts the Arrow tables registered on it (the Arrow path)."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
+        self.conn, self.registered = conn, 0
+
+    def execute(self, *args: object) -> duckdb.DuckDBPyConnection:
+        return self.conn.execute(*args)
+
+    def register(self, name: str, table: object) -> None:
+        self.registered += 1
+        self.conn.register(name, table)
+
+    def unregister(self, name: str) -> None:
+        self.conn.unregister(name)
+
+
 def _stored(path: Path, batch: list[tuple[object, ...]], arrow: bool) -> list[tuple[object, ...]]:
     conn = duckdb.connect(str(path))
     conn.execute("DROP TABLE IF EXISTS t")
     conn.execute(TABLE)
     saved = columns.ARROW_ROWS
     columns.ARROW_ROWS = 1 if arrow else len(batch) + 1
+    spy = Registering(conn)
     try:
-        insert_columns(conn, "t", COLUMNS, batch)
+        insert_columns(spy, "t", COLUMNS, batch)  # type: ignore[arg-type]
     finally:
         columns.ARROW_ROWS = saved
+    # every generated batch has a flat Arrow type: the path asked for is the path taken
+    assert spy.registered == (1 if arrow else 0)
     out = conn.execute(f"SELECT {COLUMNS} FROM t ORDER BY rowid").fetchall()
     conn.close()
     return out
@@ -96,7 +116,9 @@ def test_a_large_batch_goes_in_as_arrow_and_keeps_every_row(tmp_path: Path) -> N
 def test_values_arrow_cannot_type_go_in_as_lists(tmp_path: Path, odd: list[object]) -> None:
     conn = duckdb.connect(str(tmp_path / "s.duckdb"))
     conn.execute("CREATE TABLE u (v VARCHAR)")
-    insert_columns(conn, "u", "v", [(v,) for v in odd])
+    spy = Registering(conn)
+    insert_columns(spy, "u", "v", [(v,) for v in odd])  # type: ignore[arg-type]
+    assert spy.registered == 0
     expected = [
         (
             str(v)

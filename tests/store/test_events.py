@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from axiom.store.db import Database
 from axiom.store.events import EventStore, NewEvent, appended, canonical_json
+from axiom.store.migrate import migrate
 
 
 def test_it_appends_an_event_with_a_checksum_over_canonical_json(db: Database) -> None:
@@ -95,3 +96,29 @@ def test_appended_collects_what_a_read_after_the_appends_returns(db: Database) -
         store.append(NewEvent("z", {"n": 5}))  # after the block: not collected
         assert log == store.fetch_since(before.ts, before.event_id)[:2]
         assert [e.payload["n"] for e in log] == [2, 3]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(["a", "b", "c"]), min_size=0, max_size=30),
+    seen=st.lists(st.integers(min_value=-1, max_value=30), min_size=1, max_size=3),
+    limit=st.integers(min_value=1, max_value=40),
+)
+def test_count_pending_counts_what_fetch_pending_reads(
+    tmp_path_factory, kinds, seen, limit
+) -> None:  # type: ignore[no-untyped-def]
+    """The backlog check counts the pending events without reading them: the same events
+    as `fetch_pending`, whatever the readers' positions and types."""
+    db = Database(tmp_path_factory.mktemp("pending") / "axiom.duckdb")
+    migrate(db)
+    with db.write() as conn:
+        store = EventStore(conn)
+        stored = [store.append(NewEvent(k, {"n": i}, f"k{i}")).event for i, k in enumerate(kinds)]
+    types = [("a",), ("b", "c"), ("a", "c")]
+    readers = [
+        (None if n < 0 or n >= len(stored) else (stored[n].ts, stored[n].event_id), types[i])
+        for i, n in enumerate(seen)
+    ]
+    with db.read() as conn:
+        store = EventStore(conn)
+        assert store.count_pending(readers, limit) == len(store.fetch_pending(readers, limit))
