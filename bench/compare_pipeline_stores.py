@@ -57,6 +57,12 @@ def build(files: list[Path], repeat: int, data_dir: str) -> Path:
     from axiom.ingest.importer import ingest_transcripts
     from axiom.pipeline.batch import process_sessions
     from axiom.store.db import Database
+
+    try:  # session 22 on: as `axiom import` runs (every projector, the first chunk ahead)
+        from axiom.pipeline.batch import analysis_ahead
+        from axiom.projections import all_projectors
+    except ImportError:  # an older checkout: its own import and process
+        analysis_ahead = None
     from axiom.store.migrate import migrate
 
     print(f"axiom from {sys.modules['axiom'].__file__}", file=sys.stderr)
@@ -68,8 +74,18 @@ def build(files: list[Path], repeat: int, data_dir: str) -> Path:
         for path in files
         for t in parse_file(path).transcripts
     ]
-    ingest_transcripts(db, copies)
-    failed = [r for r in process_sessions(db, [t.session_id for t in copies]) if r.error]
+    ids = [t.session_id for t in copies]
+    if analysis_ahead is None:
+        ingest_transcripts(db, copies)
+        reports = process_sessions(db, ids)
+    else:
+        ahead = analysis_ahead()
+        try:
+            ingest_transcripts(db, copies, projectors=all_projectors(), before_write=ahead.offer)
+            reports = process_sessions(db, ids, ahead=ahead)
+        finally:
+            ahead.close()
+    failed = [r for r in reports if r.error]
     if failed:
         raise SystemExit(f"{len(failed)} build(s) failed: {failed[0].error}")
     return db.path

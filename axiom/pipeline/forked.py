@@ -73,9 +73,10 @@ class AnalysisAhead:
         self.pipeline, self.sessions = pipeline, sessions
         remote = getattr(pipeline.extractor, "remote", False)
         self._forking = fork and not remote and can_fork()
-        self._keys: list[tuple[str, str]] = []  # (session id, payload checksum) of each item
+        self._keys: list[str] = []  # the session id of each item
         self._shared: SharedMap[tuple[str, dict[str, Any]], tuple[Any, ...]] | None = None
-        self._results: dict[tuple[str, str], tuple[Any, ...] | Failed] | None = None
+        # by session: (payload checksum, analysis) of each item (`_analysed`), once taken
+        self._results: dict[str, list[tuple[Any, ...]]] | None = None
 
     def offer(self, prepared: Sequence[PreparedSession]) -> None:
         """Fork the child over the first sessions of `prepared` in processing order
@@ -92,10 +93,9 @@ class AnalysisAhead:
             self._keys = []
 
     def _start(self, prepared: Sequence[PreparedSession]) -> None:
-        # the payload as a read gives it back: what the analysis of the stored ingest reads
-        items = [(p.transcript.session_id, json.loads(canonical_json(p.payload))) for p in prepared]
+        items = [(p.transcript.session_id, p.payload) for p in prepared]
         chosen = [items[i] for i in payload_order(items)[: self.sessions]]
-        self._keys = [(sid, checksum_of(payload)) for sid, payload in chosen]
+        self._keys = [sid for sid, _ in chosen]
         self._shared = SharedMap(self._analysed, chosen)
 
     def take(self, db: Database, ingest: StoredEvent) -> AnalysedBuild | None:
@@ -105,13 +105,22 @@ class AnalysisAhead:
             return None
         if self._results is None:
             try:
-                self._results = dict(zip(self._keys, self._shared.results(), strict=True))
+                done = self._shared.results()
             finally:
                 self._shared.close()
-        result = self._results.pop((ingest.session_id or "", ingest.checksum), None)
-        if result is None or isinstance(result, Failed):  # analysed again, as without
+            self._results = {}
+            for sid, result in zip(self._keys, done, strict=True):
+                if not isinstance(result, Failed):  # analysed again, as without
+                    self._results.setdefault(sid, []).append(result)
+        sid = ingest.session_id or ""
+        found = self._results.get(sid, [])
+        match = next((r for r in found if r[0] == ingest.checksum), None)
+        if match is None:  # another payload was stored: analysed again, as without
             return None
-        report, timer, outcome = result
+        found.remove(match)
+        if not found:
+            del self._results[sid]
+        _, (report, timer, outcome) = match
         report.build_id = self.pipeline.spec.build_id_for(ingest.event_id)
         build = AnalysedBuild(self.pipeline, ingest, report, timer, outcome, list(timer.metrics))
         return add_task_vectors(db, build)
@@ -122,5 +131,9 @@ class AnalysisAhead:
             self._shared.close()
 
     def _analysed(self, item: tuple[str, dict[str, Any]]) -> tuple[Any, ...]:
+        """(the checksum the payload is stored under, its analysis), in the child: the
+        payload as a read gives it back is what the analysis of the stored ingest reads."""
         session_id, payload = item
-        return analyse_payload(None, self.pipeline, session_id, payload, None)
+        stored = json.loads(canonical_json(payload))
+        analysis = analyse_payload(None, self.pipeline, session_id, stored, None)
+        return checksum_of(payload), analysis
