@@ -4,8 +4,9 @@ Everything that does not need the database happens before the write lock is take
 parsing, and `prepare_session` (normalize with `check_transcript`, apply the privacy filter,
 prove the result projects with `session_rows`, build the payload and dedupe key). Files are
 then written several per short transaction (`import_paths`) that only appends their events
-and advances the session projection. The transcript is immutable, so what was proven
-outside the lock is what is appended inside it.
+and advances the projections (the session tables; with `projectors`, every projector that
+reads an ingest, from memory). The transcript is immutable, so what was proven outside the
+lock is what is appended inside it.
 """
 
 from __future__ import annotations
