@@ -30,7 +30,7 @@ from axiom.pipeline.batch import analysis_ahead, summarize
 from axiom.projections import all_projectors, rebuild_all
 from axiom.service.up import register as register_up_command
 from axiom.settings import Settings, SettingsError
-from axiom.store.db import Database, OutOfSpace
+from axiom.store.db import Database, OutOfSpace, is_interrupt
 from axiom.store.migrate import migrate, open_database
 from axiom.store.rewrite import rewrite_database
 from axiom.store.timepoints import TimepointError
@@ -237,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutOfSpace as exc:  # a full disk: what to do, in one line, no traceback
         print(f"error: {exc.strerror}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback (`axiom.__main__` exits)
-        print("interrupted", file=sys.stderr)
+    except (Exception, KeyboardInterrupt) as exc:
+        if not is_interrupt(exc):  # (Ctrl-C inside a DuckDB query is an error caused by it)
+            raise
+        print("interrupted", file=sys.stderr)  # one line, no traceback (`axiom.__main__` exits)
         return INTERRUPTED

@@ -32,7 +32,7 @@ from axiom.ingest.session_projector import SessionProjector, session_rows
 from axiom.ingest.transcript import Transcript
 from axiom.ingest.validate import check_transcript
 from axiom.settings import Settings
-from axiom.store.db import Database, OutOfSpace
+from axiom.store.db import Database, OutOfSpace, is_interrupt
 from axiom.store.event_types import REDACTED, SESSION_INGESTED
 from axiom.store.events import (
     AppendResult,
@@ -453,6 +453,8 @@ def _write_group(
     except OutOfSpace:
         raise  # a full disk: every later file would fail the same
     except Exception as exc:
+        if is_interrupt(exc):  # Ctrl-C during the write: stop, as between writes
+            raise
         if len(group) == 1:
             _failed(report, group[0].path, exc)
             if on_file:

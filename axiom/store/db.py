@@ -86,6 +86,15 @@ WRITE_CONFIG = {"disabled_compression_methods": "fsst"}
 ROW_GROUP_ROWS = 2048
 
 
+def is_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` is Ctrl-C: a KeyboardInterrupt, or the error DuckDB raises for the query
+    it stopped on SIGINT (a RuntimeError caused by the KeyboardInterrupt) or on
+    `interrupt()`. Handlers that record or retry a failure let it through."""
+    return isinstance(exc, KeyboardInterrupt | duckdb.InterruptException) or (
+        isinstance(exc, RuntimeError) and isinstance(exc.__cause__, KeyboardInterrupt)
+    )
+
+
 def out_of_space(path: Path, exc: BaseException) -> OutOfSpace:
     """The error to raise for `exc`, a DuckDB failure to write `path` for want of space."""
     return OutOfSpace(

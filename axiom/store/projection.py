@@ -49,7 +49,7 @@ from typing import Protocol, TypeVar
 import duckdb
 
 from axiom.store.columns import insert_columns
-from axiom.store.db import NO_SPACE, Database
+from axiom.store.db import NO_SPACE, Database, is_interrupt
 from axiom.store.events import (
     EventStore,
     FreshKeyStored,
@@ -292,7 +292,7 @@ def _apply(conn: duckdb.DuckDBPyConnection, projector: Projector, event: StoredE
     try:
         projector.apply(conn, event)
     except Exception as exc:
-        if is_storage_failure(exc):
+        if is_storage_failure(exc) or is_interrupt(exc):
             raise  # not the event's fault: the unit of work fails and runs again later
         error = _error_text(exc)
         if not _transaction_usable(conn):
@@ -327,7 +327,7 @@ def _apply_events(
     try:
         apply_many(conn, todo, reject)
     except Exception as exc:
-        if is_storage_failure(exc):
+        if is_storage_failure(exc) or is_interrupt(exc):
             raise
         raise BatchAborted(projector.name, _error_text(exc)) from exc
 

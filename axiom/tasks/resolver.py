@@ -78,6 +78,7 @@ from typing import Any
 import duckdb
 
 from axiom.extract.types import json_value
+from axiom.store.db import is_interrupt
 from axiom.store.event_types import (
     CONDITION_RESOLVED_TO,
     TASK_BLOCKERS_SET,
@@ -438,6 +439,8 @@ class TaskResolver:
         try:
             return self._plan(item)
         except Exception as exc:  # one bad mention must not abort the session
+            if is_interrupt(exc):  # Ctrl-C during a read: the person's, not the mention's
+                raise
             log.exception("task resolver could not plan a mention: %r", item)
             return [self._internal_error(item, exc)]
 

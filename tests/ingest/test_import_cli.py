@@ -12,6 +12,7 @@ import pytest
 
 from axiom.cli import pipeline as cli_pipeline
 from axiom.cli.main import main
+from axiom.ingest import importer
 from axiom.observability.stats import collect_stats
 from axiom.store.db import Database
 
@@ -146,3 +147,28 @@ def test_ctrl_c_is_one_line_and_exit_130_and_a_rerun_goes_on(
     monkeypatch.setattr(cli_pipeline, "process_sessions", process)  # (not undo: the data dir)
     assert main(["import", "--quiet", str(good)]) == 0
     assert "processed 1 session(s)" in capsys.readouterr().out
+
+
+def test_ctrl_c_inside_a_duckdb_query_is_the_same_one_line_and_exit_130(
+    db: Database,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """DuckDB turns SIGINT during a query into a RuntimeError caused by the KeyboardInterrupt:
+    the CLI reports it as Ctrl-C, and an import group is not retried file by file for it."""
+    good = tmp_path / "good.jsonl"
+    good.write_text(_line("g0", "we decided to use DuckDB for the event store") + "\n")
+
+    def stopped(*args: object, **kwargs: object) -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as cause:
+            raise RuntimeError("Query interrupted") from cause
+
+    monkeypatch.setattr(importer, "append_sessions", stopped)
+    assert main(["import", "--quiet", str(good)]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "interrupted"
+    with db.read() as conn:
+        assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0

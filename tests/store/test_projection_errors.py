@@ -179,3 +179,46 @@ def test_a_full_disk_is_not_a_poison_event_the_event_is_applied_once_space_is_ba
 
     projector.full = False
     assert write_projecting(db, lambda conn: run_projector(conn, projector)) == 1
+
+
+def _interrupted() -> RuntimeError:
+    """What DuckDB raises when SIGINT stops a query: a RuntimeError caused by Ctrl-C."""
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as cause:
+            raise RuntimeError("Query interrupted") from cause
+    except RuntimeError as exc:
+        return exc
+
+
+class Interrupted:
+    """A projector whose tables are being written when Ctrl-C stops the query."""
+
+    name = "interrupted"
+    event_types = ("session_ingested",)
+    tables: tuple[str, ...] = ()
+
+    def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
+        raise _interrupted()
+
+    def apply_many(self, conn, events, reject) -> None:  # type: ignore[no-untyped-def]
+        raise _interrupted()
+
+
+def test_ctrl_c_during_a_projection_stops_the_unit_and_records_nothing(
+    db: Database, sample_session: Path
+) -> None:
+    """A stopped query is not the event's fault: not retried one by one, not recorded as a
+    poison event; the unit of work is rolled back and the interrupt reaches the caller."""
+    import_paths(db, [sample_session], project=False)
+    with pytest.raises(RuntimeError, match="Query interrupted"):
+        write_projecting(db, lambda conn: run_projector(conn, Interrupted()))
+    with db.read() as conn:
+        assert conn.execute("SELECT count(*) FROM projection_errors").fetchone()[0] == 0
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM projection_offsets WHERE projector_name = 'interrupted'"
+            ).fetchone()[0]
+            == 0
+        )
