@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from axiom.config import AxiomConfig
-from axiom.store.db import Database
+from axiom.store.db import Database, is_interrupt
 from axiom.store.migrate import migrate
 from axiom.store.timepoints import parse_timepoint
 from axiom.tasks.as_of import get_task_as_of, list_blocked_tasks_as_of, list_tasks_as_of
@@ -194,6 +194,8 @@ def cmd_conditions_resolve(args: argparse.Namespace) -> int:
         )
         return _fail(f"{exc}{hint}", args.json)
     except RuntimeError as exc:  # recorded, but the projection could not apply it
+        if is_interrupt(exc):  # Ctrl-C during a query (`axiom.cli.main` reports it)
+            raise
         return _fail(str(exc), args.json)
     if args.json:
         _print_json(view.to_json())

@@ -60,7 +60,7 @@ from axiom.outbox.documents import (
     document_text_for_task,
     embedding_text_for_context,
 )
-from axiom.store.db import Database
+from axiom.store.db import Database, is_interrupt
 from axiom.tasks.queries import tasks_to_embed
 from axiom.vectors.config import context_rows_enabled, embedding_version_of
 from axiom.vectors.embedder import Embedder, InContextEmbedder
@@ -368,7 +368,9 @@ class OutboxWriter:
             return self._load(conn, jobs)
         except duckdb.Error:
             raise
-        except Exception:  # noqa: BLE001 - a loader's bug or bad data: find the job
+        except Exception as exc:  # noqa: BLE001 - a loader's bug or bad data: find the job
+            if is_interrupt(exc):  # Ctrl-C during the read: the unit rolls back, as above
+                raise
             log.warning("outbox batch load failed; loading its %d jobs one by one", len(jobs))
         rows: list[dict[str, Any]] = []
         missing: list[Job] = []
@@ -378,6 +380,8 @@ class OutboxWriter:
             except duckdb.Error:
                 raise
             except Exception as exc:  # noqa: BLE001 - recorded on the job, as a failed batch is
+                if is_interrupt(exc):
+                    raise
                 error = f"{exc.__class__.__name__}: {exc}"[:MAX_ERROR_CHARS]
                 report.failed += _finish(conn, [job.job_id], "failed", error)
                 continue

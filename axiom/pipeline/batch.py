@@ -47,7 +47,7 @@ from axiom.pipeline.process import (
     write_build,
 )
 from axiom.settings import Settings
-from axiom.store.db import Database
+from axiom.store.db import Database, is_interrupt
 from axiom.store.events import StoredEvent, appended, deferred
 from axiom.store.projection import (
     Follower,
@@ -307,6 +307,8 @@ class ChunkAnalyst:
                 if backlog:
                     self.behind = _backlog(conn)
         except Exception as exc:  # an unknown session id, a storage error: raised later
+            if is_interrupt(exc):  # Ctrl-C: now, not after the chunk before is written
+                raise
             failed: Future[list[ProcessReport | AnalysedBuild]] = Future()
             failed.set_exception(exc)
             return failed

@@ -42,7 +42,7 @@ from axiom.ingest.transcript import Transcript
 from axiom.pipeline.build_conflicts import BuildConflicts
 from axiom.pipeline.build_view import BuildView
 from axiom.pipeline.pool_view import memory_words
-from axiom.store.db import Database
+from axiom.store.db import Database, is_interrupt
 from axiom.store.event_types import (
     BUILD_FINISHED,
     BUILD_STARTED,
@@ -269,7 +269,9 @@ def _task_vectors(pipeline: Pipeline, db: Database, outcome: _Outcome, timer: _T
             return
         with timer.stage("task_vectors"):
             found = vectors.neighbours(db, outcome.transcript.project, texts)
-    except Exception:  # suggestions only: never worth failing the build for
+    except Exception as exc:  # suggestions only: never worth failing the build for
+        if is_interrupt(exc):
+            raise
         log.warning("task vectors failed; matching uses exact and full-text", exc_info=True)
         return
     if found.error is not None:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from axiom.store.db import Database
+from axiom.store.db import Database, is_interrupt
 from axiom.tasks.matcher import VECTOR_K, Neighbours, project_task_ids
 
 if TYPE_CHECKING:
@@ -95,6 +95,8 @@ class TaskVectors:
             try:
                 return self._neighbours(db, project, texts)
             except Exception as exc:  # noqa: BLE001 - LanceDB raises many kinds on bad files
+                if is_interrupt(exc):  # Ctrl-C during the read of task ids: not a bad file
+                    raise
                 self._table = None  # re-open next time (the writer may have rebuilt it)
                 return self._error(
                     f"task vectors: {self.store.table_path} could not be searched"

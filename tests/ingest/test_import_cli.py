@@ -157,18 +157,22 @@ def test_ctrl_c_inside_a_duckdb_query_is_the_same_one_line_and_exit_130(
 ) -> None:
     """DuckDB turns SIGINT during a query into a RuntimeError caused by the KeyboardInterrupt:
     the CLI reports it as Ctrl-C, and an import group is not retried file by file for it."""
-    good = tmp_path / "good.jsonl"
-    good.write_text(_line("g0", "we decided to use DuckDB for the event store") + "\n")
+    folder = tmp_path / "two"
+    folder.mkdir()
+    for n in range(2):
+        (folder / f"g{n}.jsonl").write_text(_line(f"g{n}", "we decided to use DuckDB") + "\n")
+    calls: list[int] = []
 
-    def stopped(*args: object, **kwargs: object) -> None:
+    def stopped(conn: object, prepared: list[object], actor: str = "import") -> None:
+        calls.append(len(prepared))
         try:
             raise KeyboardInterrupt
         except KeyboardInterrupt as cause:
             raise RuntimeError("Query interrupted") from cause
 
     monkeypatch.setattr(importer, "append_sessions", stopped)
-    assert main(["import", "--quiet", str(good)]) == 130
-    err = capsys.readouterr().err
-    assert err.strip() == "interrupted"
+    assert main(["import", "--quiet", str(folder)]) == 130
+    assert capsys.readouterr().err.strip() == "interrupted"
+    assert calls == [2]  # the group of both files, not each again on its own
     with db.read() as conn:
         assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0

@@ -193,32 +193,39 @@ def _interrupted() -> RuntimeError:
 
 
 class Interrupted:
-    """A projector whose tables are being written when Ctrl-C stops the query."""
+    """A projector whose tables are being written when Ctrl-C stops the query; counts the
+    events it was given one at a time."""
 
     name = "interrupted"
     event_types = ("session_ingested",)
     tables: tuple[str, ...] = ()
 
+    def __init__(self) -> None:
+        self.one_at_a_time = 0
+
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
+        self.one_at_a_time += 1
         raise _interrupted()
 
+
+class InterruptedInBatches(Interrupted):
     def apply_many(self, conn, events, reject) -> None:  # type: ignore[no-untyped-def]
         raise _interrupted()
 
 
+@pytest.mark.parametrize("projector", [InterruptedInBatches, Interrupted])
 def test_ctrl_c_during_a_projection_stops_the_unit_and_records_nothing(
-    db: Database, sample_session: Path
+    db: Database, sample_session: Path, projector: type[Interrupted]
 ) -> None:
-    """A stopped query is not the event's fault: not retried one by one, not recorded as a
-    poison event; the unit of work is rolled back and the interrupt reaches the caller."""
+    """A stopped query is not the event's fault: a batch is not run again one event at a
+    time, an event is not recorded as poison; the unit of work is rolled back and the
+    interrupt reaches the caller."""
     import_paths(db, [sample_session], project=False)
+    interrupted = projector()
     with pytest.raises(RuntimeError, match="Query interrupted"):
-        write_projecting(db, lambda conn: run_projector(conn, Interrupted()))
+        write_projecting(db, lambda conn: run_projector(conn, interrupted))
+    assert interrupted.one_at_a_time == (0 if projector is InterruptedInBatches else 1)
     with db.read() as conn:
         assert conn.execute("SELECT count(*) FROM projection_errors").fetchone()[0] == 0
-        assert (
-            conn.execute(
-                "SELECT count(*) FROM projection_offsets WHERE projector_name = 'interrupted'"
-            ).fetchone()[0]
-            == 0
-        )
+        offsets = "SELECT count(*) FROM projection_offsets WHERE projector_name = 'interrupted'"
+        assert conn.execute(offsets).fetchone()[0] == 0
