@@ -253,8 +253,8 @@ def ingest_transcripts(
     def work(conn: duckdb.DuckDBPyConnection) -> list[MergeResult]:
         if not project:
             return append_sessions(conn, prepared, actor)
-        with appended() as log:
-            follower = Follower(conn, _following(conn, projectors), log)
+        with appended() as events:  # what the followers apply, from memory
+            follower = Follower(conn, _following(conn, projectors), events)
             follower.start()
             results = append_sessions(conn, prepared, actor)
             follower.settle()
