@@ -289,8 +289,6 @@ class ChunkAnalyst:
         self._stop.set()
         for forked in self._forked:
             forked.close()
-        if self.ahead is not None:
-            self.ahead.close()
         if error is None:  # every future was waited for: the threads have ended
             for thread in self._threads:
                 thread.join()

@@ -278,6 +278,12 @@ def is_storage_failure(exc: BaseException) -> bool:
     return isinstance(exc, storage) or (isinstance(exc, duckdb.Error) and NO_SPACE in str(exc))
 
 
+def _not_the_events_fault(exc: BaseException) -> bool:
+    """A storage failure or Ctrl-C: the unit of work fails (and runs again later), the
+    event is neither recorded as failed nor retried on its own."""
+    return is_storage_failure(exc) or is_interrupt(exc)
+
+
 def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:2000]
 
@@ -292,7 +298,7 @@ def _apply(conn: duckdb.DuckDBPyConnection, projector: Projector, event: StoredE
     try:
         projector.apply(conn, event)
     except Exception as exc:
-        if is_storage_failure(exc) or is_interrupt(exc):
+        if _not_the_events_fault(exc):
             raise  # not the event's fault: the unit of work fails and runs again later
         error = _error_text(exc)
         if not _transaction_usable(conn):
@@ -327,7 +333,7 @@ def _apply_events(
     try:
         apply_many(conn, todo, reject)
     except Exception as exc:
-        if is_storage_failure(exc) or is_interrupt(exc):
+        if _not_the_events_fault(exc):
             raise
         raise BatchAborted(projector.name, _error_text(exc)) from exc
 
