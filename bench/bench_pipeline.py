@@ -140,6 +140,7 @@ def pipeline_run(files: list[Path], repeat: int) -> tuple[tuple[float, float], i
     messages; ids."""
     from axiom.config import AxiomConfig
     from axiom.forking import Failed, map_shared
+    from axiom.heap import batch_work
     from axiom.ingest.importer import ingest_transcripts
     from axiom.pipeline.batch import analysis_ahead, process_sessions
     from axiom.projections import all_projectors
@@ -153,7 +154,8 @@ def pipeline_run(files: list[Path], repeat: int) -> tuple[tuple[float, float], i
     started, cpu = time.perf_counter(), cpu_seconds()
     # read and prepared as `axiom import` does (`import_paths`): shared with a forked child
     jobs = [(path, n) for n in range(repeat) for path in files]
-    read = map_shared(prepared_copy, jobs, fork)
+    with batch_work():  # as `import_paths` reads (the collector's batch schedule)
+        read = map_shared(prepared_copy, jobs, fork)
     if errors := [r.error for r in read if isinstance(r, Failed)]:
         raise errors[0]
     sessions = [s for r in read for s in r]

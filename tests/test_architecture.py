@@ -14,7 +14,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Floors, lowest first. A module may import from its own floor or any floor below.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("axiom.settings", "axiom.config", "axiom.forking", "axiom.store", "axiom.vectors"),
+    (
+        "axiom.settings",
+        "axiom.config",
+        "axiom.forking",
+        "axiom.heap",
+        "axiom.store",
+        "axiom.vectors",
+    ),
     (
         "axiom.ingest",
         "axiom.evidence",

@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 
 from axiom.forking import Failed, map_shared
+from axiom.heap import batch_work
 from axiom.ingest.formats import UnknownFormat, discover, parse_file
 from axiom.ingest.issues import InputIssue
 from axiom.ingest.merge import MergeCounts, merge_transcripts
@@ -215,6 +216,7 @@ def append_sessions(
     return results
 
 
+@batch_work()
 def ingest_transcripts(
     db: Database,
     transcripts: Iterable[Transcript | PreparedSession],
@@ -303,6 +305,7 @@ class _ReadFile:
     issues: list[InputIssue]  # found reading it, for the import's report
 
 
+@batch_work()
 def import_paths(
     db: Database,
     paths: Iterable[Path],

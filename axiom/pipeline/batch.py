@@ -31,6 +31,7 @@ import duckdb
 
 import axiom.projections
 from axiom.forking import can_fork
+from axiom.heap import batch_work
 from axiom.ingest.session_queries import list_session_ids
 from axiom.pipeline.build_view import BuildView
 from axiom.pipeline.factory import configured_pipeline
@@ -181,6 +182,7 @@ def _backlog(conn: duckdb.DuckDBPyConnection) -> bool:
     return has_backlog(conn, axiom.projections.all_projectors(), CATCH_UP_EVENTS)
 
 
+@batch_work()
 def process_many(
     db: Database,
     session_ids: list[str],
