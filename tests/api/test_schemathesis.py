@@ -12,6 +12,7 @@ import requests
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
+from axiom.config import AxiomConfig
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.outbox.service import configured_writer
 from axiom.pipeline.factory import configured_pipeline
@@ -32,7 +33,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     root = tmp_path_factory.mktemp("schemathesis")
     data, database = migrated_store(root)
     (sid,) = import_paths(database, [SAMPLE_SESSION]).session_ids
-    process_session(database, sid, configured_pipeline())
+    process_session(database, sid, configured_pipeline(AxiomConfig(data_dir=data)))
     ingest_transcripts(database, [synthetic_transcript(n) for n in range(5)])
     with pytest.MonkeyPatch.context() as env:
         env.setenv("AXIOM_EMBEDDER", "e5")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from axiom.config import AxiomConfig
 from axiom.ingest.importer import import_paths
 from axiom.pipeline.factory import configured_pipeline
 from axiom.pipeline.process import process_session
@@ -61,7 +62,7 @@ def _store(root: Path) -> tuple[Path, str, str]:
     database = Database(data / "axiom.duckdb")
     migrate(database)
     (sid,) = import_paths(database, [SAMPLE_SESSION]).session_ids
-    process_session(database, sid, configured_pipeline())
+    process_session(database, sid, configured_pipeline(AxiomConfig(data_dir=data)))
     with database.read() as conn:
         entry = conn.execute(
             "SELECT entry_id FROM entries WHERE stage = 'verified' ORDER BY entry_id LIMIT 1"
