@@ -134,6 +134,17 @@ class TaskProjector:
     )
     tables = ("entities", "entity_aliases", "edges")
 
+    def __init__(self, remember: bool = False) -> None:
+        # With `remember`, each task's `current_json` as this projector last saved it, so
+        # a task's next event does not read its row back: for one caller that alone writes
+        # the tasks while it runs (`TaskResolver.resolve`, which calls `forget` around it).
+        self._saved: dict[str, str] | None = {} if remember else None
+
+    def forget(self) -> None:
+        """Drop the states remembered (the rows may change by other hands from now on)."""
+        if self._saved is not None:
+            self._saved.clear()
+
     def apply(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
         try:
             if event.event_type in TASK_EVENT_TYPES:
@@ -154,15 +165,23 @@ class TaskProjector:
     def _load(
         self, conn: duckdb.DuckDBPyConnection, task_id: str
     ) -> tuple[TaskState, dict[str, Any]] | None:
+        text = self.current_json(conn, task_id)
+        if text is None:
+            return None
+        data = json.loads(text)
+        extras = {k: data.get(k, v) for k, v in _EXTRA_DEFAULTS.items()}
+        return TaskState.from_json(data), extras
+
+    def current_json(self, conn: duckdb.DuckDBPyConnection, task_id: str) -> str | None:
+        """The task's stored `current_json` (None if unknown): as last saved here when this
+        projector remembers it, else read."""
+        if self._saved is not None and task_id in self._saved:
+            return self._saved[task_id]
         row = conn.execute(
             "SELECT current_json FROM entities WHERE entity_id = ? AND entity_type = 'task'",
             [task_id],
         ).fetchone()
-        if row is None:
-            return None
-        data = json.loads(row[0])
-        extras = {k: data.get(k, v) for k, v in _EXTRA_DEFAULTS.items()}
-        return TaskState.from_json(data), extras
+        return None if row is None else row[0]
 
     def _save(
         self,
@@ -200,6 +219,8 @@ class TaskProjector:
                 " search_text = ?, updated_at = ? WHERE entity_id = ?",
                 [state.title, stage, current, norm, search, ts, state.task_id],
             )
+        if self._saved is not None:
+            self._saved[state.task_id] = current
 
     def _task_event(self, conn: duckdb.DuckDBPyConnection, event: StoredEvent) -> None:
         p = event.payload

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -357,10 +358,15 @@ def _alias_key(key: str, canonical: str, match: MatchResult) -> str | None:
 
 
 def load_task_state(
-    conn: duckdb.DuckDBPyConnection, task_id: str
+    conn: duckdb.DuckDBPyConnection, task_id: str, projector: TaskProjector | None = None
 ) -> tuple[TaskState, dict[str, Any]] | None:
-    """The projected state of a task and its projection extras (None if unknown)."""
-    data = task_json(conn, task_id)
+    """The projected state of a task and its projection extras (None if unknown); through
+    `projector` when given, which may remember the row (`TaskProjector.current_json`)."""
+    if projector is None:
+        data = task_json(conn, task_id)
+    else:
+        text = projector.current_json(conn, task_id)
+        data = None if text is None else json.loads(text)
     if data is None:
         return None
     return TaskState.from_json(data), data
@@ -388,7 +394,7 @@ class TaskResolver:
         self.build_id = build_id
         self.actor = actor
         self.store = EventStore(conn)
-        self.projector = TaskProjector()
+        self.projector = TaskProjector(remember=True)  # forgotten around each `resolve`
         self.matcher = TaskMatcher(conn, self.project, vector_search=vector_search)
         self.blockers = BlockerResolver(conn, self.project, self.matcher)
         # Dedupe keys known stored: the receipts of a `resolve` call's mentions, read at
@@ -403,7 +409,19 @@ class TaskResolver:
         rejected: Iterable[RejectedInput] = (),
     ) -> list[StoredEvent]:
         """Process `items` in order, then record `rejected`; return the events this call
-        appended (none on a re-run)."""
+        appended (none on a re-run). Its projector remembers the tasks it saves meanwhile:
+        nothing else writes them until it returns."""
+        self.projector.forget()
+        try:
+            return self._resolve(items, rejected)
+        finally:
+            self.projector.forget()
+
+    def _resolve(
+        self,
+        items: Sequence[TaskMention] | Iterable[TaskMention],
+        rejected: Iterable[RejectedInput],
+    ) -> list[StoredEvent]:
         if not self.projected:
             run_projector(self.conn, self.projector)
         appended: list[StoredEvent] = []
@@ -678,7 +696,7 @@ class TaskResolver:
             if task_id in ids:
                 continue
             if task_id not in states:
-                loaded = load_task_state(self.conn, task_id)
+                loaded = load_task_state(self.conn, task_id, self.projector)
                 if loaded is None or _older_than_task(observed, loaded[1]):
                     continue  # a newer observation of the task wins over this older report
                 states[task_id] = loaded[0]
@@ -720,7 +738,7 @@ class TaskResolver:
         observed: datetime | None,
     ) -> _Plan:
         """A mention of a known task moves it on, unless it is older than what moved it last."""
-        loaded = load_task_state(self.conn, task_id)
+        loaded = load_task_state(self.conn, task_id, self.projector)
         if loaded is None:  # projection out of step with the alias table
             raise LookupError(f"task {task_id} is matched but has no projected state")
         state, data = loaded

@@ -21,7 +21,7 @@ from axiom.store.event_types import (
 from axiom.store.projection import rebuild
 from axiom.tasks.as_of import get_task_as_of, list_tasks_as_of
 from axiom.tasks.canonical import entity_id_for, placeholder_condition_key, task_key
-from axiom.tasks.commands import resolve_condition
+from axiom.tasks.commands import rename_task, resolve_condition
 from axiom.tasks.projector import TaskProjector
 from axiom.tasks.resolver import TaskMention, TaskResolver, load_task_state
 
@@ -564,3 +564,43 @@ def test_a_mentions_events_are_stored_in_order_each_later_than_the_one_before(co
     ).fetchall()
     assert [r[0] for r in stored] == [e.event_id for e in appended]
     assert len({r[1] for r in stored}) == len(appended) > 2
+
+
+# --------------------------------------------------------------------------- remembered rows
+
+
+def test_a_resolver_sees_a_task_changed_by_other_hands_between_its_calls(conn) -> None:
+    """Its projector remembers the rows it saves during one `resolve` only: a rename by
+    someone else before the next call is what that call builds on."""
+    resolver = TaskResolver(conn, PROJECT)
+    resolver.resolve([mention("e1", "Write the events migration", "pending", at=T0)])
+    tid = entity_id_for(task_key(PROJECT, "Write the events migration"))
+    rename_task(conn, tid, "Write the event store migration")
+
+    resolver.resolve(
+        [mention("e2", "Write the events migration", "in_progress", at=T0 + timedelta(1))]
+    )
+
+    state, data = load_task_state(conn, tid)
+    assert (state.title, state.status) == ("Write the event store migration", "in_progress")
+    assert data["mention_count"] == 2
+    assert data["aliases"] == ["Write the events migration"]
+
+
+def test_remembering_rows_projects_what_reading_them_back_projects(conn, db) -> None:
+    """The same mentions resolved with the projector remembering its rows (as the pipeline
+    does) and replayed by a projector that reads every row back give the same tables."""
+    resolver = TaskResolver(conn, PROJECT)
+    resolver.resolve(
+        [
+            mention("e1", "Write the events migration", "pending", at=T0),
+            mention("e2", "write the events migration", "in_progress", at=T0 + timedelta(1)),
+            mention("e3", "Ship the importer", "blocked", blocked_by=("e1",), at=T0),
+            mention("e4", "Write the events migration.", "completed", at=T0 + timedelta(2)),
+            mention("e5", "Ship the importer", "in_progress", at=T0 + timedelta(3)),
+        ]
+    )
+    incremental = snapshot(conn)
+    rebuild(conn, [TaskProjector()])
+    assert snapshot(conn) == incremental
+    assert TaskProjector(remember=True).current_json(conn, "tsk_unknown") is None
