@@ -64,6 +64,8 @@ WRITE_BUDGET_S = 1.0  # a write transaction takes another build only if it still
 # What a chunk's lookup finds of a session: its `skipped` report, its ingest to analyse, or
 # its build analysed already (`AnalysisAhead`).
 Found = ProcessReport | AnalysedBuild | StoredEvent
+# What a chunk's lookup gives: what it found of each session, or why it failed.
+Looked = list[StoredEvent | ProcessReport] | Exception
 
 
 def stored_session_ids(db: Database) -> list[str]:
@@ -191,8 +193,10 @@ def process_many(
     budget_s: float | None = None,
     fork: bool = False,
     ahead: AnalysisAhead | None = None,
+    order: bool = False,
 ) -> list[ProcessReport]:
-    """Run `pipeline` over `session_ids` in this order, chunk by chunk (idempotent), once
+    """Run `pipeline` over `session_ids` in this order (with `order`, oldest first:
+    `axiom.pipeline.order`, read with the first lookups), chunk by chunk (idempotent), once
     the projectors have caught up (`catch_up`); `budget_s` as in `write_builds`. With
     `fork`, an extractor that runs on the CPU shares each chunk's analysis with a forked
     child (`axiom.pipeline.forked`), which starts on the chunk while the one before it is
@@ -211,7 +215,6 @@ def process_many(
     already (`AnalysisAhead`, started by the import) is taken from it."""
     if ahead is not None and ahead.pipeline is not pipeline:
         raise ValueError("the builds analysed ahead are another pipeline's")
-    chunks = [session_ids[i : i + ANALYSE_CHUNK] for i in range(0, len(session_ids), ANALYSE_CHUNK)]
     reports: list[ProcessReport | None] = []  # per session, None while its build waits
     waiting: list[tuple[int, AnalysedBuild]] = []  # (position, build) analysed, not written
     told = 0  # sessions reported to `on_session`, in order
@@ -219,8 +222,10 @@ def process_many(
     forking = fork and not remote and can_fork()
     with ChunkAnalyst(db, pipeline, remote, forking, ahead) as analyst:
         looked_up: Future[list[ProcessReport | AnalysedBuild]] | None = None
-        if chunks:  # the first lookup also says whether the projectors are behind
-            looked_up = analyst.start(chunks[0], backlog=True)
+        session_ids, lookups = analyst.first_look(session_ids, order)
+        chunks = _chunked(session_ids)
+        if chunks:
+            looked_up = analyst.start(chunks[0], lookups[0])
         catch_up(db, analyst.behind)
         for n, chunk in enumerate(chunks):
             if looked_up is None:  # not looked up while the chunk before was written
@@ -234,13 +239,26 @@ def process_many(
             more = n + 1 < len(chunks)
             looked_up = None
             if more and not _sessions(waiting) & set(chunks[n + 1]):
-                looked_up = analyst.start(chunks[n + 1])
+                read = lookups[n + 1] if n + 1 < len(lookups) else None
+                looked_up = analyst.start(chunks[n + 1], read)
             tail = more and not _failed(looked_up)  # nothing comes after a failed lookup
             waiting = _write_waiting(db, reports, waiting, budget_s, leave_tail=tail)
             while on_session and told < len(reports) and reports[told] is not None:
                 on_session(session_ids[told])
                 told += 1
     return [r for r in reports if r is not None]
+
+
+def _chunked(session_ids: list[str]) -> list[list[str]]:
+    return [session_ids[i : i + ANALYSE_CHUNK] for i in range(0, len(session_ids), ANALYSE_CHUNK)]
+
+
+def _first_chunks(chunks: list[list[str]]) -> list[list[str]]:
+    """The chunks `process_many` looks up before writing: the first, and the second when
+    it shares no session with the first (else it waits for the first's builds)."""
+    if len(chunks) > 1 and not set(chunks[0]) & set(chunks[1]):
+        return chunks[:2]
+    return chunks[:1]
 
 
 def _sessions(waiting: list[tuple[int, AnalysedBuild]]) -> set[str]:
@@ -295,22 +313,47 @@ class ChunkAnalyst:
             for thread in self._threads:
                 thread.join()
 
-    def start(
-        self, chunk: list[str], backlog: bool = False
-    ) -> Future[list[ProcessReport | AnalysedBuild]]:
-        """Each session of `chunk`, in order: its `skipped` report when its build
-        succeeded, else its analysed build (the future's result). With `backlog`, the same
-        read also sets `behind` (`catch_up`)."""
+    def first_look(self, session_ids: list[str], order: bool) -> tuple[list[str], list[Looked]]:
+        """`session_ids` (oldest first with `order`) and the lookups of the first chunks
+        (`_first_chunks`), in one read that also sets `behind` (`catch_up`). Nothing is
+        written before the second chunk's lookup anyway but the catch-up, which adds no
+        ingest and no build."""
+        with self.db.read() as conn:
+            if order:
+                session_ids = chronological(conn, session_ids)
+            self.behind = _backlog(conn)
+            first = _first_chunks(_chunked(session_ids))
+            return session_ids, [self._look_up(conn, chunk) for chunk in first]
+
+    def _look_up(self, conn: duckdb.DuckDBPyConnection, chunk: list[str]) -> Looked:
+        """What `chunk` finds (`pending_ingests`), or the exception its lookup raised (an
+        unknown session id, a storage error), for `start` to raise when its builds are
+        wanted: after the chunk before is written."""
         try:
-            with self.db.read() as conn:  # one connection for the chunk's ingests
-                found = pending_ingests(conn, chunk, self.pipeline)
-                if backlog:
-                    self.behind = _backlog(conn)
-        except Exception as exc:  # an unknown session id, a storage error: raised later
+            return pending_ingests(conn, chunk, self.pipeline)
+        except Exception as exc:
             if is_interrupt(exc):  # Ctrl-C: now, not after the chunk before is written
                 raise
+            return exc
+
+    def start(
+        self, chunk: list[str], looked: Looked | None = None
+    ) -> Future[list[ProcessReport | AnalysedBuild]]:
+        """Each session of `chunk`, in order: its `skipped` report when its build
+        succeeded, else its analysed build (the future's result). `looked`: what its
+        lookup found, when `look_up` read it already."""
+        found = looked
+        if found is None:
+            try:
+                with self.db.read() as conn:  # one connection for the chunk's ingests
+                    found = self._look_up(conn, chunk)
+            except Exception as exc:  # connecting failed: raised later, as a lookup's
+                if is_interrupt(exc):
+                    raise
+                found = exc
+        if isinstance(found, Exception):
             failed: Future[list[ProcessReport | AnalysedBuild]] = Future()
-            failed.set_exception(exc)
+            failed.set_exception(found)
             return failed
         if self.ahead is not None:
             found = [self._taken(f) for f in found]
@@ -414,14 +457,14 @@ def process_sessions(
     one let a caller show progress (`axiom.observability.progress`). With `ahead`
     (`analysis_ahead`, offered the sessions as they were imported), its pipeline runs and
     the builds it analysed are taken from it."""
-    ids = ordered_sessions(db, session_ids)
+    ids = list(dict.fromkeys(session_ids))  # put in order by `process_many`'s first read
     if on_start:
         on_start(len(ids))
     settings = Settings.from_env()
     budget_s = settings.write_budget_ms / 1000
     fork = settings.analysis_child
     pipeline = ahead.pipeline if ahead is not None else configured_pipeline()
-    return process_many(db, ids, pipeline, on_session, budget_s, fork, ahead)
+    return process_many(db, ids, pipeline, on_session, budget_s, fork, ahead, order=True)
 
 
 def analysis_ahead() -> AnalysisAhead:

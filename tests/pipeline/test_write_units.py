@@ -419,3 +419,40 @@ def test_the_rule_extractor_s_chunks_are_analysed_between_writes(
     process_many(db, list(SCRIPT), pipeline, budget_s=0)
     assert order == ["s1", "s2", "write", "s3", "s4", "write"]
     assert threads == {threading.current_thread().name}  # no second thread
+
+
+class _CountingReads(Database):
+    """A store that counts its read units and notes where the first write came."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.reads = 0
+        self.reads_before_write: int | None = None
+
+    def read(self, *args: Any, **kwargs: Any) -> Any:
+        self.reads += 1
+        return super().read(*args, **kwargs)
+
+    def write(self) -> Any:
+        if self.reads_before_write is None:
+            self.reads_before_write = self.reads
+        return super().write()
+
+
+def test_one_read_orders_the_sessions_and_looks_up_the_first_two_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before its first write `process_many` reads once: the sessions' order, whether the
+    projectors are behind, and the first two chunks' lookups. The later chunk is looked
+    up on its own, while the one before it is written."""
+    _ingested(tmp_path / "store.duckdb")
+    db = _CountingReads(tmp_path / "store.duckdb")
+    project_all(db)  # no backlog: the first write is a build's
+    db.reads, db.reads_before_write = 0, None
+    monkeypatch.setattr(batch, "ANALYSE_CHUNK", 1)
+    pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=tmp_path)
+    reports = process_many(db, ["s4", "s3", "s2", "s1"], pipeline, budget_s=0, order=True)
+    assert [r.session_id for r in reports] == ["s1", "s2", "s3", "s4"]  # oldest first
+    assert [r.status for r in reports] == ["success"] * 4
+    assert db.reads_before_write == 1
+    assert db.reads == 3  # the first read, then s3's and s4's lookups
