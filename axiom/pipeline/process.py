@@ -766,6 +766,7 @@ class _BuildWriter:
                 if neighbours is None
                 else precomputed_search(project, neighbours),
                 projected=self.view.tasks_projected,
+                fresh_entries=self._own if self.fresh else (),
             )
             self.appended += len(resolver.resolve(mentions, rejected))
 

@@ -71,7 +71,7 @@ import contextlib
 import itertools
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -237,6 +237,11 @@ def matcher_texts(mentions: Iterable[TaskMention]) -> list[str]:
     return list(out)
 
 
+def _entry_of_receipt(key: str) -> str:
+    """The entry id of a receipt key (`_receipt_key`): ``task_mentioned:<entry>:<digest>``."""
+    return key.split(":")[1]
+
+
 def _receipt_key(m: Any) -> str | None:
     """The ``task_mentioned`` dedupe key of a mention with an entry id: stored once the
     mention was processed (None without an entry id)."""
@@ -384,8 +389,13 @@ class TaskResolver:
         actor: str = "task_resolver",
         vector_search: VectorSearch | None = None,
         projected: bool = False,
+        fresh_entries: Collection[str] = (),
     ) -> None:
         self.conn = conn
+        # Entries no event has named yet (a pipeline build of a session never built): the
+        # keys of their mentions' events are taken as unstored, not read, and checked once
+        # when the write unit's events go in (`axiom.store.events.FreshKeyStored`).
+        self.fresh_entries = frozenset(fresh_entries)
         # The caller brought the task projector up to date and nothing but resolvers,
         # which apply what they append, appends task events in its transaction (a
         # pipeline build transaction): `resolve` need not read what is pending first.
@@ -428,16 +438,19 @@ class TaskResolver:
         last_projected: StoredEvent | None = None
         items = list(items)
         receipts = _receipt_keys(items)
-        self._stored = self.store.stored_keys(receipts) if receipts else set()
-        plans = (self._safe_plan(item) for item in items)  # each after the last is applied
+        fresh = {k for k in receipts if _entry_of_receipt(k) in self.fresh_entries}
+        self._stored = self.store.stored_keys(receipts, fresh=fresh) if receipts else set()
+        # each planned after the one before is applied
+        plans = ((item, self._safe_plan(item)) for item in items)
         rejections = [self._rejected_input(r) for r in rejected]  # no reads: one batch
-        for planned in itertools.chain(plans, [rejections]):
+        for item, planned in itertools.chain(plans, [(None, rejections)]):
             if not planned:
                 continue
             # A mention's events in one append (four statements, not four per event), each
             # 1 µs after the one before, as one by one; then applied in order, as before:
             # the projector reads only its tables, and the plan read all it needs first.
-            for result in self.store.append_many(planned, spaced=True):
+            unstored = self._fresh_keys(item, planned)
+            for result in self.store.append_many(planned, spaced=True, fresh=unstored):
                 if not result.created:
                     continue
                 self._stored.add(result.event.dedupe_key or "")
@@ -450,6 +463,16 @@ class TaskResolver:
         if last_projected is not None:
             set_offset(self.conn, self.projector.name, last_projected)
         return appended
+
+    def _fresh_keys(self, item: TaskMention | None, planned: list[NewEvent]) -> set[str]:
+        """The keys of `planned` scoped to `item`, a mention of an entry in
+        `fresh_entries` (they hold its mention key): never stored before it."""
+        entry_id = getattr(item, "entry_id", None)
+        entry_id = entry_id.strip() if isinstance(entry_id, str) else ""
+        if item is None or entry_id not in self.fresh_entries:
+            return set()
+        scope = f":{mention_key(entry_id, item.title)}"
+        return {e.dedupe_key for e in planned if e.dedupe_key and scope in e.dedupe_key}
 
     # ------------------------------------------------------------------ planning
 
