@@ -9,8 +9,10 @@ large share of its time (README, "Session 23"). `batch_work` runs the collector 
 meanwhile: after `BATCH_THRESHOLDS[0]` net allocations instead of 700. It also freezes
 the objects alive when it starts (`gc.freeze`): modules, settings, caches. These are
 never garbage, so no pass scans them. Leaving the outermost `batch_work` restores the
-thresholds and unfreezes those objects. A child forked meanwhile (`axiom.forking`)
-inherits the schedule.
+thresholds and unfreezes those objects; cyclic garbage the batch left in the older
+generations is then found on the usual schedule. A process that froze objects itself (a
+server before it forks its workers) keeps them frozen: the block then only changes the
+thresholds. A child forked meanwhile (`axiom.forking`) inherits the schedule.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 # (net allocations before a young pass, young passes before a middle one, middle passes
-# before a full one): a young pass every 100,000 allocations keeps a batch's cyclic
-# garbage (exceptions and their tracebacks, mostly) small, at a fraction of the cost.
-BATCH_THRESHOLDS = (100_000, 20, 100)
+# before a full one): a young pass every 100,000 allocations, a middle one every 2 million
+# and a full one every 20 million keep a batch's cyclic garbage (exceptions and their
+# tracebacks, mostly) bounded, at a fraction of the cost.
+BATCH_THRESHOLDS = (100_000, 20, 10)
 
 
 class _Schedule:
@@ -34,6 +37,7 @@ class _Schedule:
         self.lock = threading.Lock()
         self.depth = 0
         self.saved: tuple[int, int, int] = gc.get_threshold()
+        self.froze = False  # whether the outermost block froze (none was frozen before)
 
 
 _SCHEDULE = _Schedule()
@@ -45,7 +49,9 @@ def batch_work() -> Iterator[None]:
     with _SCHEDULE.lock:
         if _SCHEDULE.depth == 0:
             _SCHEDULE.saved = gc.get_threshold()
-            gc.freeze()
+            _SCHEDULE.froze = gc.get_freeze_count() == 0
+            if _SCHEDULE.froze:
+                gc.freeze()
             gc.set_threshold(*BATCH_THRESHOLDS)
         _SCHEDULE.depth += 1
     try:
@@ -55,4 +61,5 @@ def batch_work() -> Iterator[None]:
             _SCHEDULE.depth -= 1
             if _SCHEDULE.depth == 0:
                 gc.set_threshold(*_SCHEDULE.saved)
-                gc.unfreeze()
+                if _SCHEDULE.froze:
+                    gc.unfreeze()

@@ -70,8 +70,22 @@ def test_blocks_on_two_threads_restore_when_the_last_closes() -> None:
     assert gc.get_threshold() == BATCH_THRESHOLDS  # the other thread's block is open
     release.set()
     thread.join(5)
+    assert not thread.is_alive()
     assert gc.get_threshold() == (701, 11, 12)
     assert gc.get_freeze_count() == 0
+
+
+def test_objects_frozen_before_the_block_stay_frozen_after_it() -> None:
+    """A server that froze its objects before forking workers keeps them frozen."""
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with batch_work():
+            assert gc.get_threshold() == BATCH_THRESHOLDS
+        assert gc.get_freeze_count() > frozen // 2  # not unfrozen (a few died since)
+        assert gc.get_threshold() == (701, 11, 12)
+    finally:
+        gc.unfreeze()
 
 
 def test_the_collector_still_runs_on_its_own_inside() -> None:
@@ -82,7 +96,8 @@ def test_the_collector_still_runs_on_its_own_inside() -> None:
             self.me = self
 
     with batch_work():
-        passes = gc.get_stats()[0]["collections"]
-        for _ in range(3 * BATCH_THRESHOLDS[0]):
+        young, middle = (gc.get_stats()[n]["collections"] for n in (0, 1))
+        for _ in range(BATCH_THRESHOLDS[0] * (BATCH_THRESHOLDS[1] + 3)):
             Node()
-        assert gc.get_stats()[0]["collections"] > passes
+        assert gc.get_stats()[0]["collections"] > young
+        assert gc.get_stats()[1]["collections"] > middle

@@ -520,9 +520,7 @@ class _BuildWriter:
         self._own: set[str] = set()  # this build's entry ids (`record`)
         # message timestamps by index (`record`): once per build, not per entry
         self._times: dict[int, str | None] = {}
-        # keys known unstored (read once, when the events go in): its own events' when
-        # `fresh`, and the certifications of verified siblings (`_certify_siblings`)
-        self._fresh_keys: set[str] = set()
+        self._fresh_keys: set[str] = set()  # keys of its own events when `fresh`
         self.store = EventStore(conn)
         self.pipeline = pipeline
         self.ingest = ingest
@@ -536,17 +534,14 @@ class _BuildWriter:
         self._approvers: dict[str, str | None] = {}  # this build's entries: who approved
         self._pending: list[NewEvent] = []  # appended, not yet written (`flush`)
 
-    def append(
-        self, event_type: str, payload: dict[str, Any], key: str, unstored: bool = False
-    ) -> None:
+    def append(self, event_type: str, payload: dict[str, Any], key: str) -> None:
         """Queue an event; `flush` writes the queue in a few statements. The build reads
         events only after a flush (`_supersede` when an earlier ingest built entries,
         `_tasks` when there are tasks, `finished`), from what it loaded up front
         (`_load_entry_state`), or where its queued events cannot change the answer
         (`_built_on_this_ingest_only`), so queueing changes nothing it sees: a first
-        import writes a build's events in one flush. `unstored`: the caller knows no
-        event is stored under the key, as a fresh build knows of its own events' keys."""
-        if unstored or (self.fresh and self._owns(key)):
+        import writes a build's events in one flush."""
+        if self.fresh and self._owns(key):
             self._fresh_keys.add(f"{event_type}:{key}")
         self._pending.append(
             NewEvent(
@@ -881,10 +876,9 @@ class _BuildWriter:
 
     def _certify_siblings(self, eid: str, siblings: list[tuple[str, str, str]]) -> None:
         """A newly corroborated fact also corroborates the verified entries it agrees with.
-        A verified entry's certification is taken as unstored without a read (the pools
-        would show it certified): one certified once and demoted since has it stored, and
-        then the write unit runs again reading every key (`FreshKeyStored`), appending
-        nothing for it, as a read would have found."""
+        Their keys are read (with the build's other events', in one read): a verified
+        entry may have been certified before and demoted since (the half-life policy
+        does that daily), and its key is stored then."""
         for sibling_id, sibling_session, stage in siblings:
             if stage == "verified" and sibling_session != self.session_id:
                 self.append(
@@ -897,7 +891,6 @@ class _BuildWriter:
                         "policy_version": self.pipeline.policy.version,
                     },
                     f"{sibling_id}:certified",
-                    unstored=True,
                 )
 
     def _stage_of(self, entry_id: str) -> str:

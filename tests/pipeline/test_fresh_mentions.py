@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,10 +65,21 @@ def _processed(root: Path, plant: bool, reading: bool) -> tuple[list[tuple], lis
 
 
 def test_a_fresh_session_s_mentions_need_no_key_reads_and_end_as_if_read(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    queried: list[str] = []  # the keys the event store reads from `event_dedup`
+    unread = EventStore._unread
+
+    def spied(keys: list[str], state: Any, fresh: Any) -> list[str]:
+        left = unread(keys, state, fresh)
+        queried.extend(left)
+        return left
+
+    monkeypatch.setattr(EventStore, "_unread", staticmethod(spied))
     trusted = _processed(tmp_path / "trusted", plant=False, reading=False)
+    assert not [k for k in queried if k.startswith(f"{TASK_MENTIONED}:")]
     read = _processed(tmp_path / "read", plant=False, reading=True)
+    assert [k for k in queried if k.startswith(f"{TASK_MENTIONED}:")]  # read when not trusted
     assert [e[:2] for e in trusted[0]] == [e[:2] for e in read[0]]
     assert trusted[1] == read[1] and trusted[1]  # the same tasks, and some
 

@@ -451,8 +451,12 @@ def test_one_read_orders_the_sessions_and_looks_up_the_first_two_chunks(
     db.reads, db.reads_before_write = 0, None
     monkeypatch.setattr(batch, "ANALYSE_CHUNK", 1)
     pipeline = Pipeline(extractor=ScriptedExtractor(SCRIPT), workdir=tmp_path)
-    reports = process_many(db, ["s4", "s3", "s2", "s1"], pipeline, budget_s=0, order=True)
+    told: list[str] = []
+    reports = process_many(
+        db, ["s4", "s3", "s2", "s1", "s3"], pipeline, told.append, budget_s=0, order=True
+    )
     assert [r.session_id for r in reports] == ["s1", "s2", "s3", "s4"]  # oldest first
+    assert told == ["s1", "s2", "s3", "s4"]  # progress in that order, each once
     assert [r.status for r in reports] == ["success"] * 4
     assert db.reads_before_write == 1
     assert db.reads == 3  # the first read, then s3's and s4's lookups

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import duckdb
+import pytest
 
+import axiom.tasks.resolver as resolver_module
+from axiom.store.db import Database
 from axiom.store.event_types import (
     ARTIFACT_DECLARED,
     CONDITION_DECLARED,
@@ -18,6 +22,7 @@ from axiom.store.event_types import (
     TASK_STATUS_CHANGED,
     TASK_TRANSITION_REJECTED,
 )
+from axiom.store.migrate import migrate
 from axiom.store.projection import rebuild
 from axiom.tasks.as_of import get_task_as_of, list_tasks_as_of
 from axiom.tasks.canonical import entity_id_for, placeholder_condition_key, task_key
@@ -587,20 +592,45 @@ def test_a_resolver_sees_a_task_changed_by_other_hands_between_its_calls(conn) -
     assert data["aliases"] == ["Write the events migration"]
 
 
-def test_remembering_rows_projects_what_reading_them_back_projects(conn, db) -> None:
-    """The same mentions resolved with the projector remembering its rows (as the pipeline
-    does) and replayed by a projector that reads every row back give the same tables."""
-    resolver = TaskResolver(conn, PROJECT)
-    resolver.resolve(
-        [
-            mention("e1", "Write the events migration", "pending", at=T0),
-            mention("e2", "write the events migration", "in_progress", at=T0 + timedelta(1)),
-            mention("e3", "Ship the importer", "blocked", blocked_by=("e1",), at=T0),
-            mention("e4", "Write the events migration.", "completed", at=T0 + timedelta(2)),
-            mention("e5", "Ship the importer", "in_progress", at=T0 + timedelta(3)),
-        ]
-    )
-    incremental = snapshot(conn)
+_MENTIONS = [
+    mention("e1", "Write the events migration", "pending", at=T0),
+    mention("e2", "write the events migration", "in_progress", at=T0 + timedelta(1)),
+    mention("e3", "Ship the importer", "blocked", blocked_by=("e1",), at=T0),
+    mention("e4", "Write the events migration.", "completed", at=T0 + timedelta(2)),
+    mention("e5", "Ship the importer", "in_progress", at=T0 + timedelta(3)),
+]
+
+
+def _resolved(conn: duckdb.DuckDBPyConnection) -> tuple[list[tuple], dict[str, list[tuple]]]:
+    """The events and tables (without the times rows were written at) of `_MENTIONS`."""
+    TaskResolver(conn, PROJECT).resolve(_MENTIONS)
+    events = conn.execute(
+        "SELECT event_type, dedupe_key, payload_json FROM events ORDER BY seq"
+    ).fetchall()
+    tables = {
+        name: [tuple(v for v in row if not isinstance(v, datetime)) for row in rows]
+        for name, rows in snapshot(conn).items()
+    }
+    return events, tables
+
+
+def test_remembering_rows_plans_and_projects_what_reading_them_back_does(
+    conn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same mentions resolved with the projector remembering its rows (as the resolver
+    does) and with one that reads every row back: the same events, the same tables, and
+    a rebuild gives them too."""
+    remembered = _resolved(conn)
+    tables = snapshot(conn)
     rebuild(conn, [TaskProjector()])
-    assert snapshot(conn) == incremental
-    assert TaskProjector(remember=True).current_json(conn, "tsk_unknown") is None
+    assert snapshot(conn) == tables
+
+    class Forgetful(TaskProjector):
+        def __init__(self, remember: bool = False) -> None:
+            super().__init__(remember=False)
+
+    monkeypatch.setattr(resolver_module, "TaskProjector", Forgetful)
+    other = Database(tmp_path / "forgetful" / "axiom.duckdb")
+    migrate(other)
+    with other.write() as fresh:
+        assert _resolved(fresh) == remembered
