@@ -150,6 +150,7 @@ def pipeline_run(files: list[Path], repeat: int) -> tuple[tuple[float, float], i
 
     db = Database(AxiomConfig.from_env().duckdb_path)
     migrate(db)
+    db.reuse_write_engine()  # as `axiom import` does
     fork = Settings.from_env().analysis_child
     started, cpu = time.perf_counter(), cpu_seconds()
     # read and prepared as `axiom import` does (`import_paths`): shared with a forked child

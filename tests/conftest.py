@@ -15,6 +15,17 @@ SAMPLES = Path(__file__).resolve().parents[1] / "axiom" / "samples"
 SAMPLE_SESSION = next((SAMPLES / "claude_code").rglob("*.jsonl"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_data_dir_in_the_checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Code that reads AXIOM_DATA_DIR from the environment without a test's `data_dir`
+    (a module fixture, a server a test starts) writes under a temporary folder, never in
+    the checkout's `data/` (Django's settings default to it), which may be a real store."""
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("AXIOM_DATA_DIR", str(tmp_path_factory.mktemp("default-data")))
+    yield
+    monkeypatch.undo()
+
+
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh AXIOM_DATA_DIR for code that reads its configuration from the environment."""

@@ -54,6 +54,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not paths:
         return 0 if drained.payloads else 1
     db.publish_before_writing()
+    db.reuse_write_engine()
     files, problems = discover(paths)
     if not files and not problems:  # (a path that is not there is reported as such)
         where = ", ".join(str(p) for p in paths)

@@ -39,6 +39,7 @@ def cmd_process(args: argparse.Namespace) -> int:
     drain_spool(db)
     ids = args.session_ids or stored_session_ids(db)
     db.publish_before_writing()
+    db.reuse_write_engine()
     reports = process_with_progress(db, ids, args.quiet)
     print(summarize(reports))
     return 1 if any(r.status != "success" for r in reports) else 0

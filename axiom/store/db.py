@@ -30,6 +30,12 @@ holds this process's own writes (`axiom.store.snapshots`). `read(fresh=True)` al
 the live file; `lookup` re-reads a row a snapshot lacks from it, so a missing row is never
 answered from an old copy.
 
+**A long run of writes** (`axiom import`, `axiom process`: `reuse_write_engine`) attaches
+the file to one in-memory DuckDB instance, unit after unit, instead of creating an
+instance for each: creating one costs more than a small unit's work. Each unit still
+detaches the file at its end (checkpointed, its lock released), so between units no
+process holds it.
+
 Writers close with DuckDB's own checkpoint-on-close. Skipping it (checkpointing later)
 halved the writer's lock holds in a loaded run but left a WAL that every read-only opener
 replays, and reads in the same process then missed committed rows (tests/pipeline/
@@ -41,6 +47,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import itertools
+import logging
 import os
 import threading
 import time
@@ -57,6 +64,8 @@ from axiom.store import snapshots
 T = TypeVar("T")
 
 _UNIQUE = itertools.count()
+
+log = logging.getLogger(__name__)
 
 
 class DatabaseMissing(RuntimeError):
@@ -118,6 +127,7 @@ class Database:
         self.turnstile_path = self.path.with_name(self.path.name + ".turnstile")
         self.generation_path = self.path.with_name(self.path.name + ".gen")
         self.lock_wait_ms = 0.0  # cumulative time spent waiting for the lock (observability)
+        self._engine: _WriteEngine | None = None  # `reuse_write_engine`
 
     @contextmanager
     def _locked(self, mode: int, wait: bool = True) -> Iterator[bool]:
@@ -232,7 +242,8 @@ class Database:
         with self._locked(fcntl.LOCK_EX):
             token = self._bump_generation()
             try:
-                conn = _connect_write(self.path)
+                engine = self._engine
+                conn = engine.attach() if engine else _connect_write(self.path)
                 try:
                     conn.execute("BEGIN TRANSACTION")
                     try:
@@ -242,7 +253,7 @@ class Database:
                         raise
                     conn.execute("COMMIT")
                 finally:
-                    conn.close()
+                    engine.detach() if engine else conn.close()
             except duckdb.Error as exc:
                 if NO_SPACE in str(exc):
                     raise out_of_space(self.path, exc) from exc
@@ -256,6 +267,13 @@ class Database:
             self.publish_snapshot()
         else:
             snapshots.drop_stale(self.path)
+
+    def reuse_write_engine(self) -> None:
+        """Before a long run of writes in this process (`axiom import`, `axiom process`),
+        have its units attach the file to one DuckDB instance kept for them (see the module
+        docstring), not create one each."""
+        if self._engine is None:
+            self._engine = _WriteEngine(self.path)
 
     def publish_before_writing(self) -> None:
         """Before a long run of writes (`axiom import`, `axiom process`), have the next
@@ -288,17 +306,76 @@ class Database:
 def _connect_write(path: Path) -> duckdb.DuckDBPyConnection:
     """A read-write connection to `path` whose appends go in `ROW_GROUP_ROWS`-row groups
     (the file attached to an in-memory database, and made the default)."""
-    # where a plain connection to the file spills, not the working directory's `.tmp`
-    spill = {"temp_directory": f"{path}.tmp"}
-    conn = duckdb.connect(":memory:", config={**WRITE_CONFIG, **spill})
+    conn = _write_instance(path)
     try:
-        where = str(path).replace("'", "''")
-        conn.execute(f"ATTACH '{where}' AS store (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
-        conn.execute("USE store")
+        _attach(conn, path)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _write_instance(path: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB instance with the writers' options, spilling next to `path`
+    (where a plain connection to the file spills, not the working directory's `.tmp`)."""
+    return duckdb.connect(":memory:", config={**WRITE_CONFIG, "temp_directory": f"{path}.tmp"})
+
+
+def _attach(conn: duckdb.DuckDBPyConnection, path: Path) -> None:
+    where = str(path).replace("'", "''")
+    conn.execute(f"ATTACH '{where}' AS store (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
+    conn.execute("USE store")
+
+
+# Instances a forked child inherited: their threads stayed in the parent, so the child
+# neither uses nor closes them (a close would wait for those threads).
+_INHERITED: list[duckdb.DuckDBPyConnection] = []
+
+
+class _WriteEngine:
+    """The in-memory instance one `Database`'s write units attach the file to in turn
+    (`Database.reuse_write_engine`). Its units never overlap (the write lock), so one
+    connection serves them all; after a failure to detach it is made again."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._pid = os.getpid()
+        self._conn: duckdb.DuckDBPyConnection | None = None
+
+    def attach(self) -> duckdb.DuckDBPyConnection:
+        """The instance's connection with the file attached and made the default."""
+        if self._pid != os.getpid():  # forked since: the parent's instance is not ours
+            if self._conn is not None:
+                _INHERITED.append(self._conn)
+            self._conn, self._pid = None, os.getpid()
+        if self._conn is None:
+            self._conn = _write_instance(self.path)
+        try:
+            _attach(self._conn, self.path)
+        except BaseException:
+            self._discard()
+            raise
+        return self._conn
+
+    def detach(self) -> None:
+        """Detach the file: checkpointed, and its lock released for other processes."""
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            conn.execute("USE memory")
+            conn.execute("DETACH store")
+        except BaseException:
+            self._discard()  # the next unit starts from a new instance
+            raise
+
+    def _discard(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except duckdb.Error:
+                log.warning("could not close a write instance", exc_info=True)
 
 
 def _flock(fd: int, mode: int, wait: bool) -> bool:

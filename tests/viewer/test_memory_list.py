@@ -9,6 +9,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from axiom.config import AxiomConfig
 from axiom.conflicts.commands import resolve
 from axiom.conflicts.queries import list_conflicts
 from axiom.entries.queries import EntryFilter, list_entries, list_entry_groups
@@ -35,7 +36,7 @@ def said_in_sessions(db: Database, said: dict[str, list[str]]) -> None:
             for i, text in enumerate(texts)
         )
         ingest_transcripts(db, [Transcript(sid, "p", "json", messages)])
-        process_session(db, sid, configured_pipeline())
+        process_session(db, sid, configured_pipeline(AxiomConfig(data_dir=db.path.parent)))
 
 
 @pytest.fixture

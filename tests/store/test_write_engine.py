@@ -1,0 +1,108 @@
+"""`Database.reuse_write_engine`: a long run's write units attach the file to one DuckDB
+instance in turn. Between units the file is detached: checkpointed, and open to other
+processes, whose writes the next unit sees; a failed unit or a forked child changes
+nothing of that."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from axiom.store.db import Database
+
+ROOT = Path(__file__).resolve().parents[2]
+
+OTHER_PROCESS = textwrap.dedent(
+    """
+    import json, sys
+    from axiom.store.db import Database
+
+    db = Database(sys.argv[1])
+    with db.write() as conn:
+        conn.execute("INSERT INTO probe VALUES (?)", [int(sys.argv[2])])
+    with db.read() as conn:
+        print(json.dumps(sorted(r[0] for r in conn.execute("SELECT id FROM probe").fetchall())))
+    """
+)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Database:
+    database = Database(tmp_path / "engine.duckdb")
+    database.reuse_write_engine()
+    with database.write() as conn:
+        conn.execute("CREATE TABLE probe (id INTEGER PRIMARY KEY)")
+    return database
+
+
+def _in_other_process(db: Database, value: int) -> list[int]:
+    """Write `value` from another process, then what it reads back."""
+    out = subprocess.run(
+        [sys.executable, "-c", OTHER_PROCESS, str(db.path), str(value)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def _ids(db: Database) -> list[int]:
+    with db.read() as conn:
+        return sorted(r[0] for r in conn.execute("SELECT id FROM probe").fetchall())
+
+
+def test_units_take_turns_with_other_processes_on_the_file(db: Database) -> None:
+    with db.write() as conn:
+        conn.execute("INSERT INTO probe VALUES (1)")
+    assert not Path(f"{db.path}.wal").exists()  # detached: checkpointed
+    assert _in_other_process(db, 2) == [1, 2]  # the file is free between units
+    with db.write() as conn:  # the next unit sees the other process's row
+        assert conn.execute("SELECT count(*) FROM probe").fetchone() == (2,)
+        conn.execute("INSERT INTO probe VALUES (3)")
+    assert _in_other_process(db, 4) == [1, 2, 3, 4]
+
+
+def test_a_failed_unit_rolls_back_and_the_next_one_works(db: Database) -> None:
+    with pytest.raises(RuntimeError, match="boom"), db.write() as conn:
+        conn.execute("INSERT INTO probe VALUES (1)")
+        raise RuntimeError("boom")
+    with pytest.raises(Exception, match="(?i)constraint"), db.write() as conn:
+        conn.execute("INSERT INTO probe VALUES (2)")
+        conn.execute("INSERT INTO probe VALUES (2)")  # the key again: DuckDB refuses
+    with db.write() as conn:
+        conn.execute("INSERT INTO probe VALUES (3)")
+    assert _ids(db) == [3]
+    assert _in_other_process(db, 4) == [3, 4]
+
+
+def _child_writes(path: str) -> None:
+    """In a forked child: a unit through the parent's `Database` (and its engine)."""
+    db = CHILD_DB[path]
+    with db.write() as conn:
+        conn.execute("INSERT INTO probe VALUES (20)")
+    os._exit(0)
+
+
+CHILD_DB: dict[str, Database] = {}
+
+
+def test_a_forked_child_writes_through_an_instance_of_its_own(db: Database) -> None:
+    with db.write() as conn:  # the parent's instance exists when the child is forked
+        conn.execute("INSERT INTO probe VALUES (10)")
+    CHILD_DB[str(db.path)] = db
+    child = multiprocessing.get_context("fork").Process(target=_child_writes, args=(str(db.path),))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    with db.write() as conn:  # the parent's instance still serves the parent
+        conn.execute("INSERT INTO probe VALUES (30)")
+    assert _ids(db) == [10, 20, 30]
