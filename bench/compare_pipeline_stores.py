@@ -68,6 +68,8 @@ def build(files: list[Path], repeat: int, data_dir: str) -> Path:
     print(f"axiom from {sys.modules['axiom'].__file__}", file=sys.stderr)
     db = Database(AxiomConfig.from_env().duckdb_path)
     migrate(db)
+    if hasattr(db, "reuse_write_engine"):  # as `axiom import` does (a checkout since session 23)
+        db.reuse_write_engine()
     copies = [
         dataclasses.replace(t, session_id=t.session_id if n == 0 else f"{t.session_id}~r{n}")
         for n in range(repeat)
