@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
 
 from axiom.store.db import Database
 from axiom.store.migrate import migrate
@@ -17,11 +18,14 @@ SAMPLE_SESSION = next((SAMPLES / "claude_code").rglob("*.jsonl"))
 
 @pytest.fixture(scope="session", autouse=True)
 def _no_data_dir_in_the_checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Code that reads AXIOM_DATA_DIR from the environment without a test's `data_dir`
-    (a module fixture, a server a test starts) writes under a temporary folder, never in
-    the checkout's `data/` (Django's settings default to it), which may be a real store."""
+    """Code that reads its data directory from the environment or Django's settings
+    without a test's `data_dir` or `site` (a module fixture, a server a test starts)
+    writes under a temporary folder, never in the checkout's `data/` (the settings'
+    default, read before any fixture runs), which may be a real store."""
+    default = tmp_path_factory.mktemp("default-data")
     monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setenv("AXIOM_DATA_DIR", str(tmp_path_factory.mktemp("default-data")))
+    monkeypatch.setenv("AXIOM_DATA_DIR", str(default))
+    monkeypatch.setattr(django_settings, "AXIOM_DATA_DIR", default)
     yield
     monkeypatch.undo()
 

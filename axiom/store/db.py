@@ -241,10 +241,10 @@ class Database:
         started = time.monotonic()
         with self._locked(fcntl.LOCK_EX):
             token = self._bump_generation()
+            engine, conn, committed = self._engine, None, False
             try:
-                engine = self._engine
-                conn = engine.attach() if engine else _connect_write(self.path)
                 try:
+                    conn = engine.attach() if engine else _connect_write(self.path)
                     conn.execute("BEGIN TRANSACTION")
                     try:
                         yield conn
@@ -252,8 +252,15 @@ class Database:
                         conn.execute("ROLLBACK")
                         raise
                     conn.execute("COMMIT")
+                    committed = True
                 finally:
-                    engine.detach() if engine else conn.close()
+                    if engine is None:
+                        if conn is not None:
+                            conn.close()
+                    elif committed:
+                        engine.detach()
+                    else:  # closing the instance rolls back whatever is open, and frees the file
+                        engine.discard()
             except duckdb.Error as exc:
                 if NO_SPACE in str(exc):
                     raise out_of_space(self.path, exc) from exc
@@ -315,10 +322,13 @@ def _connect_write(path: Path) -> duckdb.DuckDBPyConnection:
     return conn
 
 
-def _write_instance(path: Path) -> duckdb.DuckDBPyConnection:
+def _write_instance(path: Path, spill: str = "") -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB instance with the writers' options, spilling next to `path`
-    (where a plain connection to the file spills, not the working directory's `.tmp`)."""
-    return duckdb.connect(":memory:", config={**WRITE_CONFIG, "temp_directory": f"{path}.tmp"})
+    (where a plain connection to the file spills, not the working directory's `.tmp`);
+    `spill` ends the folder's name (a kept instance's own: DuckDB deletes the folder when
+    the instance goes, which for a kept one is outside the write lock)."""
+    folder = f"{path}.tmp{spill}"
+    return duckdb.connect(":memory:", config={**WRITE_CONFIG, "temp_directory": folder})
 
 
 def _attach(conn: duckdb.DuckDBPyConnection, path: Path) -> None:
@@ -349,16 +359,17 @@ class _WriteEngine:
                 _INHERITED.append(self._conn)
             self._conn, self._pid = None, os.getpid()
         if self._conn is None:
-            self._conn = _write_instance(self.path)
+            self._conn = _write_instance(self.path, f".{self._pid}")
         try:
             _attach(self._conn, self.path)
         except BaseException:
-            self._discard()
+            self.discard()
             raise
         return self._conn
 
     def detach(self) -> None:
-        """Detach the file: checkpointed, and its lock released for other processes."""
+        """After a committed unit: detach the file (checkpointed, and its lock released
+        for other processes)."""
         conn = self._conn
         if conn is None:
             return
@@ -366,10 +377,13 @@ class _WriteEngine:
             conn.execute("USE memory")
             conn.execute("DETACH store")
         except BaseException:
-            self._discard()  # the next unit starts from a new instance
+            self.discard()  # the next unit starts from a new instance
             raise
 
-    def _discard(self) -> None:
+    def discard(self) -> None:
+        """Close the instance (rolling back a transaction left open and freeing the file):
+        after a unit that did not commit, whatever state it left; the next unit makes a
+        new one."""
         conn, self._conn = self._conn, None
         if conn is not None:
             try:

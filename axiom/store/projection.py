@@ -552,7 +552,8 @@ def write_projecting(db: Database, work: Callable[[duckdb.DuckDBPyConnection], T
     time a projector's failure aborts it; the failing event is then recorded, not applied.
 
     An event the unit appends itself is known by its id, which is the same on every
-    attempt because each attempt opens a new connection and DuckDB does not persist a
+    attempt because each attempt is a new transaction (on a new connection, or the kept
+    write instance after the failed attempt's was closed) and DuckDB does not persist a
     sequence value of a rolled-back transaction. Should that ever change, the attempts are
     bounded (`MAX_ABORTED_EVENTS`) instead of looping. A unit that took a stored dedupe
     key for fresh (`axiom.store.events.FreshKeyStored`) runs again reading every key."""

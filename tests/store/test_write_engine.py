@@ -13,9 +13,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import duckdb
 import pytest
 
-from axiom.store.db import Database
+from axiom.store.db import _INHERITED, Database, _WriteEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,20 +85,53 @@ def test_a_failed_unit_rolls_back_and_the_next_one_works(db: Database) -> None:
     assert _in_other_process(db, 4) == [3, 4]
 
 
+class _CtrlCBeforeRollback:
+    """The kept connection, but a second Ctrl-C arrives as the unit starts its rollback:
+    the transaction is still open when the unit ends."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, *args: object) -> object:
+        if sql == "ROLLBACK":
+            raise KeyboardInterrupt
+        return self._conn.execute(sql, *args)
+
+
+def test_a_unit_left_open_frees_the_file_at_once(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    attach = _WriteEngine.attach
+    monkeypatch.setattr(_WriteEngine, "attach", lambda self: _CtrlCBeforeRollback(attach(self)))
+    with pytest.raises(KeyboardInterrupt), db.write() as conn:
+        conn.execute("INSERT INTO probe VALUES (1)")
+        raise KeyboardInterrupt
+    monkeypatch.setattr(_WriteEngine, "attach", attach)
+    assert _in_other_process(db, 3) == [3]  # no "Conflicting lock is held", no row 1
+    with db.write() as conn:
+        conn.execute("INSERT INTO probe VALUES (4)")
+    assert _ids(db) == [3, 4]
+
+
 def _child_writes(path: str) -> None:
-    """In a forked child: a unit through the parent's `Database` (and its engine)."""
+    """In a forked child: a unit through the parent's `Database` (and its engine), which
+    must not use the parent's instance (exit 3 if it did)."""
     db = CHILD_DB[path]
+    inherited = PARENT_CONN[path]
     with db.write() as conn:
         conn.execute("INSERT INTO probe VALUES (20)")
-    os._exit(0)
+        mine = conn is not inherited
+    os._exit(0 if mine and any(c is inherited for c in _INHERITED) else 3)
 
 
 CHILD_DB: dict[str, Database] = {}
+PARENT_CONN: dict[str, object] = {}  # the connection the parent's units were given
 
 
 def test_a_forked_child_writes_through_an_instance_of_its_own(db: Database) -> None:
     with db.write() as conn:  # the parent's instance exists when the child is forked
         conn.execute("INSERT INTO probe VALUES (10)")
+        PARENT_CONN[str(db.path)] = conn
     CHILD_DB[str(db.path)] = db
     child = multiprocessing.get_context("fork").Process(target=_child_writes, args=(str(db.path),))
     child.start()
