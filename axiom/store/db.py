@@ -322,13 +322,14 @@ def _connect_write(path: Path) -> duckdb.DuckDBPyConnection:
     return conn
 
 
-def _write_instance(path: Path, spill: str = "") -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB instance with the writers' options, spilling next to `path`
-    (where a plain connection to the file spills, not the working directory's `.tmp`);
-    `spill` ends the folder's name (a kept instance's own: DuckDB deletes the folder when
-    the instance goes, which for a kept one is outside the write lock)."""
-    folder = f"{path}.tmp{spill}"
-    return duckdb.connect(":memory:", config={**WRITE_CONFIG, "temp_directory": folder})
+def _write_instance(path: Path, spill: str = "", **options: object) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB instance with the writers' options (and `options`), spilling
+    next to `path` (where a plain connection to the file spills, not the working
+    directory's `.tmp`); `spill` ends the folder's name (a kept instance's own: DuckDB
+    deletes the folder when the instance goes, which for a kept one is outside the write
+    lock)."""
+    config = {**WRITE_CONFIG, "temp_directory": f"{path}.tmp{spill}", **options}
+    return duckdb.connect(":memory:", config=config)
 
 
 def _attach(conn: duckdb.DuckDBPyConnection, path: Path) -> None:
@@ -359,7 +360,9 @@ class _WriteEngine:
                 _INHERITED.append(self._conn)
             self._conn, self._pid = None, os.getpid()
         if self._conn is None:
-            self._conn = _write_instance(self.path, f".{self._pid}")
+            # One thread: the run's analysis child works on the other core (`axiom
+            # import`, `axiom process`), and a unit's statements are small.
+            self._conn = _write_instance(self.path, f".{self._pid}", threads=1)
         try:
             _attach(self._conn, self.path)
         except BaseException:

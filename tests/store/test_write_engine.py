@@ -72,6 +72,11 @@ def test_units_take_turns_with_other_processes_on_the_file(db: Database) -> None
     assert _in_other_process(db, 4) == [1, 2, 3, 4]
 
 
+def test_the_kept_instance_leaves_the_other_core_to_the_run_s_analysis(db: Database) -> None:
+    with db.write() as conn:
+        assert conn.execute("SELECT current_setting('threads')").fetchone() == (1,)
+
+
 def test_a_failed_unit_rolls_back_and_the_next_one_works(db: Database) -> None:
     with pytest.raises(RuntimeError, match="boom"), db.write() as conn:
         conn.execute("INSERT INTO probe VALUES (1)")
