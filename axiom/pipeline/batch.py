@@ -341,7 +341,7 @@ class ChunkAnalyst:
     ) -> Future[list[ProcessReport | AnalysedBuild]]:
         """Each session of `chunk`, in order: its `skipped` report when its build
         succeeded, else its analysed build (the future's result). `looked`: what its
-        lookup found, when `look_up` read it already."""
+        lookup found, when `first_look` read it already."""
         found = looked
         if found is None:
             try:
