@@ -17,7 +17,7 @@ from axiom.observability.progress import Bar, wanted
 from axiom.pipeline.batch import process_sessions, stored_session_ids, summarize
 from axiom.pipeline.export import export_lines
 from axiom.pipeline.forked import AnalysisAhead
-from axiom.pipeline.process import ProcessReport
+from axiom.pipeline.process import ProcessReport, UnknownSession
 from axiom.store.db import Database
 from axiom.store.migrate import open_database
 from axiom.store.timepoints import parse_timepoint
@@ -40,7 +40,11 @@ def cmd_process(args: argparse.Namespace) -> int:
     ids = args.session_ids or stored_session_ids(db)
     db.publish_before_writing()
     db.reuse_write_engine()
-    reports = process_with_progress(db, ids, args.quiet)
+    try:
+        reports = process_with_progress(db, ids, args.quiet)
+    except UnknownSession as exc:  # a mistyped id: one line, not a traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     print(summarize(reports))
     return 1 if any(r.status != "success" for r in reports) else 0
 

@@ -342,13 +342,21 @@ def analyse_session(
     return found if isinstance(found, ProcessReport) else analyse_ingest(db, found, pipeline)
 
 
+class UnknownSession(LookupError):
+    """A session id asked for that no `session_ingested` event names."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"no session_ingested event for session {session_id!r}")
+        self.session_id = session_id
+
+
 def pending_ingest(
     conn: duckdb.DuckDBPyConnection, session_id: str, pipeline: Pipeline
 ) -> StoredEvent | ProcessReport:
     """The newest ingest of the session, or a `skipped` report when its build succeeded."""
     ingest = latest_ingest(conn, session_id)
     if ingest is None:
-        raise LookupError(f"no session_ingested event for session {session_id!r}")
+        raise UnknownSession(session_id)
     build_id = pipeline.spec.build_id_for(ingest.event_id)
     if _build_succeeded(conn, build_id):
         return ProcessReport(session_id, build_id, skipped=True)
@@ -363,7 +371,7 @@ def pending_ingests(
     ingests = store.latest_per_session(SESSION_INGESTED, session_ids)
     missing = next((sid for sid in session_ids if sid not in ingests), None)
     if missing is not None:
-        raise LookupError(f"no session_ingested event for session {missing!r}")
+        raise UnknownSession(missing)
     builds = {sid: pipeline.spec.build_id_for(ingests[sid].event_id) for sid in session_ids}
     done = store.stored_keys([f"{BUILD_FINISHED}:{b}:success" for b in builds.values()])
     return [
