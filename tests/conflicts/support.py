@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from axiom.extract.types import ExtractedEntry, ExtractedEvidence, ExtractionResult, FactFields
+from axiom.graduation.idris import IdrisChecker
 from axiom.ingest.importer import ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
 from axiom.pipeline.process import Pipeline, process_session
@@ -50,8 +51,11 @@ class ScriptedExtractor:
         return ExtractionResult(entries, self.name, self.model, self.prompt_hash)
 
 
-def run_sessions(db: Database, workdir: Path, script: dict[str, list[Said]]) -> Pipeline:
-    """Ingest and process the scripted sessions in order, through the real pipeline."""
+def run_sessions(
+    db: Database, workdir: Path, script: dict[str, list[Said]], modules: str = "idris2"
+) -> Pipeline:
+    """Ingest and process the scripted sessions in order, through the real pipeline
+    (`modules`: when its validator writes an Idris module, `IdrisChecker`)."""
     transcripts = [
         Transcript(
             sid,
@@ -63,7 +67,8 @@ def run_sessions(db: Database, workdir: Path, script: dict[str, list[Said]]) -> 
         for sid, said in script.items()
     ]
     ingest_transcripts(db, transcripts)
-    pipeline = Pipeline(extractor=ScriptedExtractor(script), workdir=workdir)
+    checker = IdrisChecker(modules=modules)
+    pipeline = Pipeline(extractor=ScriptedExtractor(script), workdir=workdir, checker=checker)
     for sid in script:
         report = process_session(db, sid, pipeline)
         assert report.status == "success", report.error

@@ -188,6 +188,7 @@ def test_forget_deletes_the_validator_modules_of_the_forgotten_entries(
         db,
         data_dir / "idris",  # where `build_pipeline` has the validator write
         {"gone": [Said("Deploy keys rotate every 30 days", "fact")], "kept": [Said("Use Go")]},
+        modules="always",  # as with AXIOM_IDRIS_MODULES=always (or idris2 on PATH)
     )
     with db.read() as conn:
         ids = {e.session_id: e.entry_id for e in list_entries(conn)}

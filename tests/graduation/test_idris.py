@@ -558,18 +558,31 @@ def test_idris_obligations_agree_with_the_builtin_checker(candidate: CandidateEn
 # --- the checker -------------------------------------------------------------------------
 
 
-def test_builtin_checker_writes_the_module_and_reports_itself(tmp_path: Path) -> None:
-    candidate = entry()
-    result = IdrisChecker(executable=None).check(candidate, tmp_path)
+def test_builtin_checker_reports_itself_and_writes_no_module(tmp_path: Path) -> None:
+    """It reads no file: writing one per candidate would cost an import more than the check."""
+    result = IdrisChecker(executable=None).check(entry(), tmp_path)
     assert result == CheckResult(
         passed=True,
         checker="builtin",
         checker_version=f"builtin-{VALIDATOR_VERSION}",
         errors=(),
-        module_path=str(tmp_path / "Axiom" / "Entry_0123456789abcdef.idr"),
+        module_path=None,
     )
-    written = Path(result.module_path or "").read_text(encoding="utf-8")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_builtin_checker_writes_the_module_when_asked_to_always(tmp_path: Path) -> None:
+    candidate = entry(title="")
+    result = IdrisChecker(executable=None, modules="always").check(candidate, tmp_path)
+    assert result.checker == "builtin" and not result.passed
+    assert result.module_path == str(tmp_path / "Axiom" / "Entry_0123456789abcdef.idr")
+    written = Path(result.module_path).read_text(encoding="utf-8")
     assert written == IdrisModule.emit(candidate) + "\n"
+
+
+def test_an_unknown_module_policy_is_refused() -> None:
+    with pytest.raises(ValueError, match="modules must be one of"):
+        IdrisChecker(modules="sometimes")
 
 
 def test_builtin_checker_is_used_when_idris2_is_not_on_path(
@@ -612,6 +625,8 @@ def fake_idris2(tmp_path: Path) -> str:
 def test_idris2_is_run_on_the_module_when_present(tmp_path: Path, fake_idris2: str) -> None:
     result = IdrisChecker(executable=fake_idris2).check(entry(), tmp_path / "work")
     assert result.passed and result.checker == "idris2"
+    assert result.module_path == str(tmp_path / "work" / "Axiom" / "Entry_0123456789abcdef.idr")
+    assert Path(result.module_path).read_text(encoding="utf-8") == IdrisModule.emit(entry()) + "\n"
     assert result.checker_version == "Idris 2, version 0.7.0"
     assert result.errors == ()
 
@@ -662,7 +677,7 @@ def test_idris2_removed_after_it_was_found_leaves_the_builtin_checker(
 
 
 def test_a_module_directory_removed_between_checks_is_made_again(tmp_path: Path) -> None:
-    checker = IdrisChecker(executable=None)
+    checker = IdrisChecker(executable=None, modules="always")
     first = Path(checker.check(entry(), tmp_path / "work").module_path or "")
     shutil.rmtree(tmp_path / "work")
     again = Path(checker.check(entry(), tmp_path / "work").module_path or "")

@@ -4,6 +4,7 @@ environment (validated, a clear CLI error), and a CLI that ends quietly on a clo
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -117,3 +118,32 @@ def test_a_closed_pipe_ends_the_cli_quietly(
     os.close(write_end)
     assert run.returncode == 1
     assert b"Traceback" not in run.stderr and b"BrokenPipeError" not in run.stderr
+
+
+@pytest.mark.parametrize("modules", ["idris2", "always"])
+def test_the_validator_writes_modules_as_axiom_idris_modules_says(
+    data_dir: Path, sample_session: Path, monkeypatch: pytest.MonkeyPatch, modules: str
+) -> None:
+    """Without idris2 on PATH the built-in checker runs: by default no `.idr` file is
+    written and `idris_checked` names none; `always` writes one per checked candidate."""
+    monkeypatch.setenv("AXIOM_EMBEDDER", "none")
+    monkeypatch.setenv("AXIOM_IDRIS_MODULES", modules)
+    monkeypatch.setenv("PATH", str(data_dir / "no-idris2"))
+    db = open_database()
+    (sid,) = import_paths(db, [sample_session]).session_ids
+    process_session(db, sid, configured_pipeline())
+    with db.read() as conn:
+        payloads = [
+            json.loads(p)
+            for (p,) in conn.execute(
+                "SELECT payload_json FROM events WHERE event_type = 'idris_checked'"
+            ).fetchall()
+        ]
+    assert payloads and {p["checker"] for p in payloads} == {"builtin"}
+    written = sorted((data_dir / "idris").rglob("*.idr"))
+    if modules == "idris2":
+        assert written == [] and {p["module_path"] for p in payloads} == {None}
+    else:
+        assert sorted(Path(p["module_path"]) for p in payloads) == written
+        for path in written:
+            assert f"\nmodule Axiom.{path.stem}\n" in path.read_text(encoding="utf-8")
