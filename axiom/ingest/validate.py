@@ -2,8 +2,9 @@
 
 Parsers report what they find line by line; transcripts also arrive from elsewhere (the
 Celery `axiom.ingest_transcript` task takes any JSON). `check_transcript` normalizes every
-field to the type the projections expect and proves the result projects
-(`session_rows`), so an event the session projector cannot fold is never appended:
+field to the type the projections expect; the importer then proves the result, privacy
+filtered, projects (`prepare_session`: `session_rows`), so an event the session projector
+cannot fold is never appended:
 
 * ids (`session_id` must be non-empty text; message `uuid`/`parent_uuid`, tool call ids and
   names) are text: numbers become their text, other values are dropped;
@@ -24,7 +25,6 @@ from dataclasses import replace
 from typing import Any
 
 from axiom.ingest.sanitize import as_object, as_text, clean_json, id_text
-from axiom.ingest.session_projector import session_rows
 from axiom.ingest.timestamps import check_timestamp
 from axiom.ingest.transcript import Message, ToolCall, Transcript
 
@@ -94,7 +94,6 @@ def check_transcript(transcript: Transcript) -> tuple[Transcript, list[str]]:
         title=None if title is None else as_text(title, "title", notes),
         meta=as_object(data.get("meta"), "meta", notes),
     )
-    session_rows(checked)  # raises if the session projector could not fold it
     return checked, list(dict.fromkeys(notes))
 
 
