@@ -9,10 +9,12 @@ import sys
 from axiom.cli.agent import drain_spool
 from axiom.config import AxiomConfig
 from axiom.conflicts.entries_as_of import list_entries_as_of
+from axiom.entries.candidate import stored_candidate
 from axiom.entries.queries import entry_history, get_entry, list_entries
 from axiom.evidence.citation_spans import list_citation_spans_for_entry
 from axiom.evidence.citations import Citation, get_citation, normalize_citation_id
 from axiom.forgetting.forget import finish_pending
+from axiom.graduation.idris import IdrisModule
 from axiom.observability.progress import Bar, wanted
 from axiom.pipeline.batch import process_sessions, stored_session_ids, summarize
 from axiom.pipeline.export import export_lines
@@ -79,6 +81,9 @@ def cmd_entry(args: argparse.Namespace) -> int:
     if row is None:
         print(f"error: no entry {args.entry_id!r}", file=sys.stderr)
         return 1
+    if args.idris:  # the module the validator checks, which it writes only for idris2
+        sys.stdout.write(IdrisModule.emit(stored_candidate(row)) + "\n")
+        return 0
     data = {**row.to_json(), "citations": cited, "history": history}
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=2))
@@ -158,6 +163,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("entry", help="show one entry with its evidence and history")
     p.add_argument("entry_id")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--idris",
+        action="store_true",
+        help="print the entry's Idris 2 module instead (save it as Axiom/Entry_<id>.idr,"
+        " then `idris2 --check` it)",
+    )
     p.set_defaults(func=cmd_entry)
 
     p = sub.add_parser("export", help="export sessions, messages and entries as JSON lines")

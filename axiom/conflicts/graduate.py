@@ -18,9 +18,9 @@ import duckdb
 
 from axiom.conflicts.detector import restates
 from axiom.conflicts.queries import believed_facts, get_fact
+from axiom.entries.candidate import stored_candidate
 from axiom.entries.queries import EntryRow, corroboration_pool, get_entry
 from axiom.extract.types import normalize_title
-from axiom.graduation.candidate import CandidateEntry, EvidenceSpan
 from axiom.graduation.corroboration import MemoryWords, pool_index
 from axiom.graduation.idris import CheckResult
 from axiom.graduation.policy import GraduationPolicy
@@ -31,33 +31,6 @@ from axiom.store.event_types import (
     PROMOTION_BLOCKED,
 )
 from axiom.store.events import EventStore, NewEvent
-
-
-def _candidate(entry: EntryRow) -> CandidateEntry:
-    spans = tuple(
-        EvidenceSpan(
-            session_id=e.get("session_id") or entry.session_id or "",
-            message_index=e["message_index"],
-            span_start=e.get("span_start"),
-            span_end=e.get("span_end"),
-            aligned=bool(e.get("aligned")),
-            method=e.get("method"),
-            confidence=e.get("confidence"),
-            quote_hash=e.get("quote_hash") or "",
-            failure_reason=e.get("failure_reason"),
-        )
-        for e in entry.evidence
-    )
-    task = entry.task or {}
-    return CandidateEntry(
-        entry.entry_id,
-        entry.entry_type,
-        entry.title,
-        entry.content,
-        entry.session_id or "",
-        spans,
-        task_title=task.get("title"),
-    )
 
 
 def _check(payload: dict[str, Any]) -> CheckResult:
@@ -113,7 +86,7 @@ def graduate_kept(
         siblings = _corroborating(conn, entry)
         sessions = {entry.session_id, *(s[1] for s in siblings)}
         decisions = policy.decide(
-            _candidate(entry),
+            stored_candidate(entry),
             entry.stage,
             _check(checks[-1]) if checks else None,
             len(sessions),

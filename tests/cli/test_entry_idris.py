@@ -1,0 +1,38 @@
+"""`axiom entry ID --idris`: the Idris 2 module of a stored entry, on demand. The built-in
+checker writes no module by default (`AXIOM_IDRIS_MODULES`), so this is how a person gets
+one to check with idris2: the same text the validator writes when asked to always."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from axiom.graduation.idris import module_name, module_relpath
+from tests.cli_support import run_cli
+
+
+def test_an_entrys_module_is_the_one_the_validator_writes(
+    tmp_path: Path, sample_session: Path
+) -> None:
+    data = tmp_path / "data"
+    imported = run_cli(
+        data, "import", "--quiet", str(sample_session), env={"AXIOM_IDRIS_MODULES": "always"}
+    )
+    assert imported.returncode == 0, imported.stderr
+    listed = run_cli(data, "entries", "--json", "--stage", "verified")
+    entry_ids = [json.loads(line)["entry_id"] for line in listed.stdout.splitlines()]
+    assert entry_ids, listed.stderr
+    for entry_id in entry_ids:
+        shown = run_cli(data, "entry", entry_id, "--idris")
+        assert shown.returncode == 0, shown.stderr
+        written = (data / "idris" / module_relpath(entry_id)).read_text(encoding="utf-8")
+        assert shown.stdout == written
+        assert f"\nmodule {module_name(entry_id)}\n" in shown.stdout
+
+
+def test_an_unknown_entry_has_no_module(tmp_path: Path, sample_session: Path) -> None:
+    data = tmp_path / "data"
+    assert run_cli(data, "import", "--quiet", "--no-process", str(sample_session)).returncode == 0
+    shown = run_cli(data, "entry", "ent_0000000000000000", "--idris")
+    assert shown.returncode == 1 and shown.stdout == ""
+    assert shown.stderr.strip() == "error: no entry 'ent_0000000000000000'"
