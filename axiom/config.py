@@ -24,7 +24,8 @@ class AxiomConfig:
 
     @property
     def idris_dir(self) -> Path:
-        """The validator's modules, one per entry (`axiom.graduation.idris`)."""
+        """The validator's modules, one per candidate it checks with idris2 (or with
+        `AXIOM_IDRIS_MODULES=always`): `axiom.graduation.idris`."""
         return self.data_dir / "idris"
 
     @property

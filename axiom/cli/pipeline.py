@@ -5,16 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from axiom.cli.agent import drain_spool
 from axiom.config import AxiomConfig
 from axiom.conflicts.entries_as_of import list_entries_as_of
 from axiom.entries.candidate import stored_candidate
-from axiom.entries.queries import entry_history, get_entry, list_entries
+from axiom.entries.queries import EntryRow, entry_history, get_entry, list_entries
 from axiom.evidence.citation_spans import list_citation_spans_for_entry
 from axiom.evidence.citations import Citation, get_citation, normalize_citation_id
 from axiom.forgetting.forget import finish_pending
-from axiom.graduation.idris import IdrisModule
+from axiom.graduation.idris import IdrisModule, module_relpath, write_module
 from axiom.observability.progress import Bar, wanted
 from axiom.pipeline.batch import process_sessions, stored_session_ids, summarize
 from axiom.pipeline.export import export_lines
@@ -61,6 +62,8 @@ def cmd_entries(args: argparse.Namespace) -> int:
                 conn, when, stage=args.stage, entry_type=args.type, status=args.status
             )
         )
+    if args.idris_dir:
+        return _write_modules(rows, Path(args.idris_dir))
     for row in rows:
         if args.json:
             print(json.dumps(row.to_json(), ensure_ascii=False))
@@ -70,6 +73,20 @@ def cmd_entries(args: argparse.Namespace) -> int:
             )
     if not args.json:
         print(f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'}", file=sys.stderr)
+    return 0
+
+
+def _write_modules(rows: list[EntryRow], directory: Path) -> int:
+    """Each entry's Idris 2 module under `directory` (`Axiom/Entry_<hex>.idr`, where
+    `idris2 --check` run in `directory` finds it)."""
+    try:
+        for row in rows:
+            write_module(stored_candidate(row), directory / module_relpath(row.entry_id))
+    except OSError as exc:
+        print(f"error: cannot write the modules under {directory}: {exc}", file=sys.stderr)
+        return 1
+    count = f"{len(rows)} module{'' if len(rows) == 1 else 's'}"
+    print(f"{count} written under {directory}", file=sys.stderr)
     return 0
 
 
@@ -158,6 +175,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--status")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--as-of", help="as known then: an ISO date (end of day, UTC) or datetime")
+    p.add_argument(
+        "--idris-dir",
+        metavar="DIR",
+        help="write each listed entry's Idris 2 module under DIR instead (DIR/Axiom/Entry_<hex>"
+        ".idr: run `idris2 --check Axiom/Entry_<hex>.idr` in DIR)",
+    )
     p.set_defaults(func=cmd_entries)
 
     p = sub.add_parser("entry", help="show one entry with its evidence and history")

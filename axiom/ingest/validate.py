@@ -58,7 +58,8 @@ def _message(m: Message, position: int, notes: list[str]) -> Message:
 
 
 def check_transcript(transcript: Transcript) -> tuple[Transcript, list[str]]:
-    """(normalized transcript, notes); raises ValueError when it cannot be stored."""
+    """(normalized transcript, notes); raises ValueError when it cannot be normalized
+    (`prepare_session` then proves it projects)."""
     notes: list[str] = []
     # Through JSON first: the event stores exactly this, and the walk fixes every string
     # and number in it (metadata and tool inputs included).

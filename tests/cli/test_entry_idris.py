@@ -10,14 +10,14 @@ from pathlib import Path
 from axiom.graduation.idris import module_name, module_relpath
 from tests.cli_support import run_cli
 
+ALWAYS = {"AXIOM_IDRIS_MODULES": "always"}  # the validator writes every module it checks
+
 
 def test_an_entrys_module_is_the_one_the_validator_writes(
     tmp_path: Path, sample_session: Path
 ) -> None:
     data = tmp_path / "data"
-    imported = run_cli(
-        data, "import", "--quiet", str(sample_session), env={"AXIOM_IDRIS_MODULES": "always"}
-    )
+    imported = run_cli(data, "import", "--quiet", str(sample_session), env=ALWAYS)
     assert imported.returncode == 0, imported.stderr
     listed = run_cli(data, "entries", "--json", "--stage", "verified")
     entry_ids = [json.loads(line)["entry_id"] for line in listed.stdout.splitlines()]
@@ -28,6 +28,28 @@ def test_an_entrys_module_is_the_one_the_validator_writes(
         written = (data / "idris" / module_relpath(entry_id)).read_text(encoding="utf-8")
         assert shown.stdout == written
         assert f"\nmodule {module_name(entry_id)}\n" in shown.stdout
+
+
+def test_the_listed_entries_modules_are_written_where_idris2_finds_them(
+    tmp_path: Path, sample_session: Path
+) -> None:
+    data, out = tmp_path / "data", tmp_path / "check"
+    imported = run_cli(data, "import", "--quiet", str(sample_session), env=ALWAYS)
+    assert imported.returncode == 0, imported.stderr
+    listed = run_cli(data, "entries", "--json")
+    entry_ids = [json.loads(line)["entry_id"] for line in listed.stdout.splitlines()]
+    written = run_cli(data, "entries", "--idris-dir", str(out))
+    assert written.returncode == 0, written.stderr
+    assert written.stderr.strip() == f"{len(entry_ids)} modules written under {out}"
+    assert sorted(p.relative_to(out) for p in out.rglob("*.idr")) == sorted(
+        module_relpath(e) for e in entry_ids
+    )
+    for module in (data / "idris").rglob("*.idr"):  # what the validator checked, the same
+        assert (out / module.relative_to(data / "idris")).read_bytes() == module.read_bytes()
+    (tmp_path / "file").write_text("")
+    blocked = run_cli(data, "entries", "--idris-dir", str(tmp_path / "file"))
+    assert blocked.returncode == 1 and "Traceback" not in blocked.stderr
+    assert blocked.stderr.startswith(f"error: cannot write the modules under {tmp_path / 'file'}")
 
 
 def test_an_unknown_entry_has_no_module(tmp_path: Path, sample_session: Path) -> None:

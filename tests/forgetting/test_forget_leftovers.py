@@ -186,7 +186,7 @@ def test_forget_deletes_the_validator_modules_of_the_forgotten_entries(
     """`<data dir>/idris/Axiom/Entry_<id>.idr` quotes the session id, spans and hashes."""
     run_sessions(
         db,
-        data_dir / "idris",  # where `build_pipeline` has the validator write
+        data_dir / "idris",  # where `configured_pipeline` has the validator write
         {"gone": [Said("Deploy keys rotate every 30 days", "fact")], "kept": [Said("Use Go")]},
         modules="always",  # as with AXIOM_IDRIS_MODULES=always (or idris2 on PATH)
     )
