@@ -11,7 +11,7 @@ import os
 import duckdb
 
 from axiom.store import snapshots
-from axiom.store.db import NO_SPACE, Database, out_of_space
+from axiom.store.db import NO_SPACE, ROW_GROUP_ROWS, Database, out_of_space
 
 
 def rewrite_database(db: Database) -> int:
@@ -42,7 +42,9 @@ def _copy(source: os.PathLike[str], target: os.PathLike[str]) -> None:
     conn = duckdb.connect(":memory:")
     try:
         conn.execute(f"ATTACH '{_sql_path(source)}' AS src (READ_ONLY)")
-        conn.execute(f"ATTACH '{_sql_path(target)}' AS dst")
+        # the row groups every writer appends in: a copy in DuckDB's default ones fails
+        # the first append after it ("Could not find node in column segment tree")
+        conn.execute(f"ATTACH '{_sql_path(target)}' AS dst (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
         conn.execute("COPY FROM DATABASE src TO dst")
         conn.execute("DETACH dst")
         conn.execute("DETACH src")
