@@ -36,6 +36,40 @@ def _schema(db: Database) -> list[tuple]:
         ).fetchall()
 
 
+def test_the_event_log_keeps_only_its_keys(tmp_path: Path) -> None:
+    """Secondary indexes on `events` served no read and cost every append and checkpoint
+    (migration 0012); a store made before has them dropped, keys and rows kept."""
+    db = Database(tmp_path / "a.duckdb")
+    before = [p.name for p in migration_files() if p.name < "0012"]
+    with db.write() as conn:  # a store as every earlier version of Axiom left it
+        for name in before:
+            conn.execute((MIGRATIONS_DIR / name).read_text(encoding="utf-8"))
+        conn.execute(
+            "CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY,"
+            " applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)"
+        )
+        conn.executemany("INSERT INTO schema_migrations (name) VALUES (?)", [[n] for n in before])
+        conn.execute(
+            "INSERT INTO events (event_id, seq, ts, event_type, actor, payload_json, checksum)"
+            " VALUES ('ev_1', 1, now(), 'x', 'test', '{}', 'c')"
+        )
+    with db.read() as conn:
+        names = {r[0] for r in conn.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
+    assert {"idx_events_ts", "idx_events_type", "idx_events_session"} <= names
+    assert migrate(db) == ["0012_drop_event_indexes.sql"]
+    with db.read() as conn:
+        on_events = conn.execute(
+            "SELECT index_name FROM duckdb_indexes() WHERE table_name = 'events'"
+        ).fetchall()
+        assert on_events == []  # the primary key is a constraint, not listed here
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (1,)
+    with pytest.raises(Exception, match="Duplicate key"), db.write() as conn:
+        conn.execute(
+            "INSERT INTO events (event_id, seq, ts, event_type, actor, payload_json, checksum)"
+            " VALUES ('ev_1', 2, now(), 'x', 'test', '{}', 'c')"
+        )
+
+
 def test_it_creates_every_table_of_the_design(tmp_path: Path) -> None:
     db = Database(tmp_path / "a.duckdb")
     assert migrate(db) == [p.name for p in migration_files()]
