@@ -62,8 +62,8 @@ def cmd_entries(args: argparse.Namespace) -> int:
                 conn, when, stage=args.stage, entry_type=args.type, status=args.status
             )
         )
-    if args.idris_dir:
-        return _write_modules(rows, Path(args.idris_dir))
+    if args.idris_dir is not None:
+        return _write_modules(rows, args.idris_dir)
     for row in rows:
         if args.json:
             print(json.dumps(row.to_json(), ensure_ascii=False))
@@ -79,15 +79,35 @@ def cmd_entries(args: argparse.Namespace) -> int:
 def _write_modules(rows: list[EntryRow], directory: Path) -> int:
     """Each entry's Idris 2 module under `directory` (`Axiom/Entry_<hex>.idr`, where
     `idris2 --check` run in `directory` finds it)."""
+    written = 0
     try:
         for row in rows:
             write_module(stored_candidate(row), directory / module_relpath(row.entry_id))
+            written += 1
     except OSError as exc:
-        print(f"error: cannot write the modules under {directory}: {exc}", file=sys.stderr)
+        print(
+            f"error: cannot write the modules under {directory} ({_modules(written)} written"
+            f" of {len(rows)}): {exc}",
+            file=sys.stderr,
+        )
         return 1
-    count = f"{len(rows)} module{'' if len(rows) == 1 else 's'}"
-    print(f"{count} written under {directory}", file=sys.stderr)
+    if rows:
+        print(f"{_modules(written)} written under {directory}", file=sys.stderr)
+    else:
+        print("no entry listed: no module written", file=sys.stderr)
     return 0
+
+
+def _modules(count: int) -> str:
+    return f"{count} module{'' if count == 1 else 's'}"
+
+
+def _folder(value: str) -> Path:
+    """A folder argument: an empty one is refused (it would name the working directory
+    without saying so)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("needs a folder")
+    return Path(value)
 
 
 def cmd_entry(args: argparse.Namespace) -> int:
@@ -173,11 +193,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stage", choices=["raw", "working", "candidate", "verified", "certified"])
     p.add_argument("--type")
     p.add_argument("--status")
-    p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--as-of", help="as known then: an ISO date (end of day, UTC) or datetime")
-    p.add_argument(
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="one JSON object per line")
+    out.add_argument(
         "--idris-dir",
         metavar="DIR",
+        type=_folder,
         help="write each listed entry's Idris 2 module under DIR instead (DIR/Axiom/Entry_<hex>"
         ".idr: run `idris2 --check Axiom/Entry_<hex>.idr` in DIR)",
     )
@@ -185,12 +207,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("entry", help="show one entry with its evidence and history")
     p.add_argument("entry_id")
-    p.add_argument("--json", action="store_true")
-    p.add_argument(
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true")
+    out.add_argument(
         "--idris",
         action="store_true",
-        help="print the entry's Idris 2 module instead (save it as Axiom/Entry_<id>.idr,"
-        " then `idris2 --check` it)",
+        help="print the entry's Idris 2 module instead (save it as Axiom/Entry_<hex>.idr, the"
+        " hex digits of its id, then `idris2 --check` it)",
     )
     p.set_defaults(func=cmd_entry)
 

@@ -49,7 +49,15 @@ def test_the_listed_entries_modules_are_written_where_idris2_finds_them(
     (tmp_path / "file").write_text("")
     blocked = run_cli(data, "entries", "--idris-dir", str(tmp_path / "file"))
     assert blocked.returncode == 1 and "Traceback" not in blocked.stderr
-    assert blocked.stderr.startswith(f"error: cannot write the modules under {tmp_path / 'file'}")
+    assert blocked.stderr.startswith(
+        f"error: cannot write the modules under {tmp_path / 'file'} (0 modules written of"
+    )
+    empty = run_cli(data, "entries", "--idris-dir", "")
+    assert empty.returncode == 2 and "--idris-dir: needs a folder" in empty.stderr
+    both = run_cli(data, "entries", "--json", "--idris-dir", str(out))
+    assert both.returncode == 2 and "not allowed with" in both.stderr
+    none = run_cli(data, "entries", "--stage", "raw", "--type", "none", "--idris-dir", str(out))
+    assert none.returncode == 0 and none.stderr.strip() == "no entry listed: no module written"
 
 
 def test_an_unknown_entry_has_no_module(tmp_path: Path, sample_session: Path) -> None:
@@ -58,3 +66,5 @@ def test_an_unknown_entry_has_no_module(tmp_path: Path, sample_session: Path) ->
     shown = run_cli(data, "entry", "ent_0000000000000000", "--idris")
     assert shown.returncode == 1 and shown.stdout == ""
     assert shown.stderr.strip() == "error: no entry 'ent_0000000000000000'"
+    both = run_cli(data, "entry", "ent_0000000000000000", "--idris", "--json")
+    assert both.returncode == 2 and "not allowed with" in both.stderr
