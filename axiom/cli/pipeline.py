@@ -212,8 +212,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     out.add_argument(
         "--idris",
         action="store_true",
-        help="print the entry's Idris 2 module instead (save it as Axiom/Entry_<hex>.idr, the"
-        " hex digits of its id, then `idris2 --check` it)",
+        help="print the entry's Idris 2 module instead (save it as the file its `module`"
+        " line names, Axiom/Entry_<hex>.idr, then `idris2 --check` it)",
     )
     p.set_defaults(func=cmd_entry)
 

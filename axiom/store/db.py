@@ -244,7 +244,7 @@ class Database:
             engine, conn, committed = self._engine, None, False
             try:
                 try:
-                    conn = engine.attach() if engine else _connect_write(self.path)
+                    conn = engine.attach() if engine else connect_write(self.path)
                     conn.execute("BEGIN TRANSACTION")
                     try:
                         yield conn
@@ -310,10 +310,10 @@ class Database:
         return published
 
 
-def _connect_write(path: Path) -> duckdb.DuckDBPyConnection:
+def connect_write(path: Path) -> duckdb.DuckDBPyConnection:
     """A read-write connection to `path` whose appends go in `ROW_GROUP_ROWS`-row groups
     (the file attached to an in-memory database, and made the default)."""
-    conn = _write_instance(path)
+    conn = write_instance(path)
     try:
         _attach(conn, path)
     except BaseException:
@@ -322,7 +322,7 @@ def _connect_write(path: Path) -> duckdb.DuckDBPyConnection:
     return conn
 
 
-def _write_instance(path: Path, spill: str = "", **options: object) -> duckdb.DuckDBPyConnection:
+def write_instance(path: Path, spill: str = "", **options: object) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB instance with the writers' options (and `options`), spilling
     next to `path` (where a plain connection to the file spills, not the working
     directory's `.tmp`); `spill` ends the folder's name (a kept instance's own: DuckDB
@@ -362,7 +362,7 @@ class _WriteEngine:
         if self._conn is None:
             # One thread: the run's analysis child works on the other core (`axiom
             # import`, `axiom process`), and a unit's statements are small.
-            self._conn = _write_instance(self.path, f".{self._pid}", threads=1)
+            self._conn = write_instance(self.path, f".{self._pid}", threads=1)
         try:
             _attach(self._conn, self.path)
         except BaseException:

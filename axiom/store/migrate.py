@@ -17,6 +17,7 @@ import duckdb
 from axiom.config import AxiomConfig
 from axiom.store import snapshots
 from axiom.store.db import Database, DatabaseMissing
+from axiom.store.rewrite import mend_row_groups
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations_duckdb"
 
@@ -42,6 +43,8 @@ def migrate(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
     with a read: no write lock is taken then)."""
     if not pending_migrations(db, directory):
         return []
+    if db.path.exists():  # once, on the first run of a new version (`mend_row_groups`)
+        mend_row_groups(db)
     applied: list[str] = []
     with db.write() as conn:
         conn.execute(

@@ -7,11 +7,19 @@ CHECKPOINT alone may keep freed blocks in the file; a copy has only live data.""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import duckdb
 
 from axiom.store import snapshots
-from axiom.store.db import NO_SPACE, ROW_GROUP_ROWS, Database, out_of_space
+from axiom.store.db import (
+    NO_SPACE,
+    ROW_GROUP_ROWS,
+    Database,
+    connect_write,
+    out_of_space,
+    write_instance,
+)
 
 
 def rewrite_database(db: Database) -> int:
@@ -21,7 +29,7 @@ def rewrite_database(db: Database) -> int:
     with db.exclusive():
         for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):
             leftover.unlink(missing_ok=True)
-        conn = duckdb.connect(str(db.path))
+        conn = connect_write(db.path)  # a WAL left behind is replayed in the writers' groups
         conn.execute("CHECKPOINT")
         conn.close()
         try:
@@ -39,7 +47,7 @@ def rewrite_database(db: Database) -> int:
 
 
 def _copy(source: os.PathLike[str], target: os.PathLike[str]) -> None:
-    conn = duckdb.connect(":memory:")
+    conn = write_instance(Path(target))  # the writers' options, spilling beside the copy
     try:
         conn.execute(f"ATTACH '{_sql_path(source)}' AS src (READ_ONLY)")
         # the row groups every writer appends in: a copy in DuckDB's default ones fails
@@ -54,3 +62,35 @@ def _copy(source: os.PathLike[str], target: os.PathLike[str]) -> None:
 
 def _sql_path(path: os.PathLike[str]) -> str:
     return os.fspath(path).replace("'", "''")
+
+
+def long_row_groups(conn: duckdb.DuckDBPyConnection) -> list[str]:
+    """The tables with a key or an index holding a row group longer than the writers'
+    (`ROW_GROUP_ROWS`): DuckDB 1.4.5 fails the next append to one of them ("Could not find
+    node in column segment tree"). A file written before Axiom attached it with that size,
+    or rewritten before the rewrite did, has them."""
+    tables = conn.execute(
+        "SELECT table_name FROM duckdb_tables()"
+        " WHERE database_name = current_database() AND (has_primary_key OR index_count > 0)"
+    ).fetchall()
+    long = []
+    for (name,) in tables:
+        quoted = name.replace("'", "''")
+        (rows,) = conn.execute(
+            "SELECT max(n) FROM (SELECT sum(count) AS n FROM pragma_storage_info("
+            f"'{quoted}') WHERE column_id = 0 AND segment_type <> 'VALIDITY'"
+            " GROUP BY row_group_id)"
+        ).fetchone()
+        if rows is not None and rows > ROW_GROUP_ROWS:
+            long.append(name)
+    return long
+
+
+def mend_row_groups(db: Database) -> list[str]:
+    """Rewrite `db` (`rewrite_database`) when a table of it has a row group too long for
+    the writers (`long_row_groups`); returns those tables."""
+    with db.read(fresh=True) as conn:
+        long = long_row_groups(conn)
+    if long:
+        rewrite_database(db)
+    return long

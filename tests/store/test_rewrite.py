@@ -10,8 +10,8 @@ import pytest
 
 from axiom.store.db import ROW_GROUP_ROWS, Database
 from axiom.store.events import EventStore, NewEvent
-from axiom.store.migrate import migrate
-from axiom.store.rewrite import rewrite_database
+from axiom.store.migrate import MIGRATIONS_DIR, migrate, migration_files
+from axiom.store.rewrite import long_row_groups, rewrite_database
 
 
 def _append(db: Database, start: int, count: int) -> None:
@@ -63,3 +63,29 @@ def test_rewriting_again_mends_a_store_copied_in_the_default_row_groups(tmp_path
     _append(db, many, 10)
     with db.read() as conn:
         assert conn.execute("SELECT count(*) FROM events").fetchone() == (many + 10,)
+
+
+def test_migrate_mends_a_store_written_in_the_default_row_groups(tmp_path: Path) -> None:
+    """A store written before Axiom attached its file with 2,048-row groups (plain
+    connections, DuckDB's 122,880) refused its first write: migrating rewrites it once."""
+    path = tmp_path / "axiom.duckdb"
+    before = [p.name for p in migration_files() if p.name < "0012"]
+    conn = duckdb.connect(str(path))  # as Axiom's writers connected before
+    for name in before:
+        conn.execute((MIGRATIONS_DIR / name).read_text(encoding="utf-8"))
+    conn.execute("CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
+    conn.executemany("INSERT INTO schema_migrations (name) VALUES (?)", [[n] for n in before])
+    conn.execute(
+        "INSERT INTO events (event_id, seq, ts, event_type, actor, payload_json, checksum)"
+        " SELECT 'ev_' || i, i, now(), 'note', 'test', '{}', 'c' FROM range(3000) t(i)"
+    )
+    conn.close()
+    db = Database(path)
+    with db.read() as conn:
+        assert long_row_groups(conn) == ["events"]
+    assert migrate(db) == ["0012_drop_event_indexes.sql"]
+    with db.read() as conn:
+        assert long_row_groups(conn) == []
+    _append(db, 3000, 10)
+    with db.read() as conn:
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (3010,)
