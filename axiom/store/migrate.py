@@ -10,6 +10,7 @@ command that only reads (`stats`, listings) never takes the write lock.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import duckdb
@@ -18,6 +19,8 @@ from axiom.config import AxiomConfig
 from axiom.store import snapshots
 from axiom.store.db import Database, DatabaseMissing
 from axiom.store.rewrite import mend_row_groups
+
+log = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations_duckdb"
 
@@ -40,11 +43,13 @@ def pending_migrations(db: Database, directory: Path = MIGRATIONS_DIR) -> list[s
 
 def migrate(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
     """Apply pending migrations; return the names applied (empty when up to date, found
-    with a read: no write lock is taken then)."""
+    with a read: no write lock is taken then). A store that existed before has its row
+    groups mended first (`axiom.store.rewrite.mend_row_groups`: a rewrite, under the
+    exclusive lock, only when one is too long for the writers)."""
     if not pending_migrations(db, directory):
         return []
-    if db.path.exists():  # once, on the first run of a new version (`mend_row_groups`)
-        mend_row_groups(db)
+    if db.path.exists():  # before the migrations' write, which could not replay a WAL
+        _mend(db)
     applied: list[str] = []
     with db.write() as conn:
         conn.execute(
@@ -61,6 +66,20 @@ def migrate(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
         if applied:  # a snapshot of the old schema must not answer the new code's reads
             snapshots.delete_all(db.path)
     return applied
+
+
+def _mend(db: Database) -> None:
+    """`mend_row_groups`, when a new version brings migrations: a failure (a full disk)
+    is logged with what to run, and the store stays readable as it was."""
+    try:
+        mend_row_groups(db)
+    except (duckdb.Error, OSError) as exc:
+        log.warning(
+            "%s could not be rewritten for its row groups (%s); writes to it may fail until"
+            " `axiom compact` succeeds",
+            db.path,
+            exc,
+        )
 
 
 def open_database(config: AxiomConfig | None = None) -> Database:

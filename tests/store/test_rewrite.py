@@ -65,27 +65,57 @@ def test_rewriting_again_mends_a_store_copied_in_the_default_row_groups(tmp_path
         assert conn.execute("SELECT count(*) FROM events").fetchone() == (many + 10,)
 
 
-def test_migrate_mends_a_store_written_in_the_default_row_groups(tmp_path: Path) -> None:
-    """A store written before Axiom attached its file with 2,048-row groups (plain
-    connections, DuckDB's 122,880) refused its first write: migrating rewrites it once."""
-    path = tmp_path / "axiom.duckdb"
+def _old_store(path: Path, events: int, in_wal: int = 0) -> None:
+    """A store as Axiom's writers left it before session 22 (plain connections, DuckDB's
+    122,880-row groups), at migration 0011; `in_wal` more events only in its WAL."""
     before = [p.name for p in migration_files() if p.name < "0012"]
-    conn = duckdb.connect(str(path))  # as Axiom's writers connected before
+    conn = duckdb.connect(str(path))
     for name in before:
         conn.execute((MIGRATIONS_DIR / name).read_text(encoding="utf-8"))
     conn.execute("CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
     conn.executemany("INSERT INTO schema_migrations (name) VALUES (?)", [[n] for n in before])
-    conn.execute(
+    insert = (
         "INSERT INTO events (event_id, seq, ts, event_type, actor, payload_json, checksum)"
-        " SELECT 'ev_' || i, i, now(), 'note', 'test', '{}', 'c' FROM range(3000) t(i)"
+        " SELECT 'ev_' || i, i, now(), 'note', 'test', '{}', 'c' FROM range(?, ?) t(i)"
     )
+    conn.execute(insert, [0, events])
+    conn.execute("CHECKPOINT")
+    if in_wal:  # as a process killed before its checkpoint leaves it
+        conn.execute("PRAGMA disable_checkpoint_on_shutdown")
+        conn.execute("SET checkpoint_threshold = '1GB'")
+        conn.execute(insert, [events, events + in_wal])
     conn.close()
+
+
+@pytest.mark.parametrize("in_wal", [0, 10])
+def test_migrate_mends_a_store_written_in_the_default_row_groups(
+    tmp_path: Path, in_wal: int
+) -> None:
+    """A store written before Axiom attached its file with 2,048-row groups refused its
+    first write: the migrations of a new version are followed by one rewrite (a WAL left
+    behind included)."""
+    path = tmp_path / "axiom.duckdb"
+    _old_store(path, 3000, in_wal)
+    assert path.with_name(path.name + ".wal").exists() == bool(in_wal)
     db = Database(path)
     with db.read() as conn:
         assert long_row_groups(conn) == ["events"]
     assert migrate(db) == ["0012_drop_event_indexes.sql"]
     with db.read() as conn:
         assert long_row_groups(conn) == []
-    _append(db, 3000, 10)
+    assert not path.with_name(path.name + ".wal").exists()
+    _append(db, 3000 + in_wal, 10)
     with db.read() as conn:
-        assert conn.execute("SELECT count(*) FROM events").fetchone() == (3010,)
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (3010 + in_wal,)
+
+
+def test_a_mend_that_fails_leaves_the_store_readable(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "axiom.duckdb"
+    _old_store(path, 3000)
+    db = Database(path)
+    (tmp_path / "axiom.duckdb.rewrite").mkdir()  # where the copy goes: it cannot be made
+    (tmp_path / "axiom.duckdb.rewrite" / "x").write_text("")
+    assert migrate(db) == ["0012_drop_event_indexes.sql"]
+    assert "`axiom compact`" in caplog.text
+    with db.read() as conn:
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (3000,)
