@@ -74,12 +74,15 @@ def cmd_import(args: argparse.Namespace) -> int:
             )
         _print_import(report)
         new_ids = list(dict.fromkeys([*drained.session_ids, *report.session_ids]))
+        processed = []
         if new_ids and not args.no_process:
-            print(summarize(process_with_progress(db, new_ids, args.quiet, ahead)))
+            processed = process_with_progress(db, new_ids, args.quiet, ahead)
+            print(summarize(processed))
     finally:
         if ahead is not None:
             ahead.close()
-    return 0 if report.imported_anything else 1
+    failed = any(r.status != "success" for r in processed)  # stored; `process` retries them
+    return 0 if report.imported_anything and not failed else 1
 
 
 def _print_import(report: ImportReport) -> None:
