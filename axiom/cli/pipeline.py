@@ -111,10 +111,12 @@ def _folder(value: str) -> Path:
 
 
 def cmd_entry(args: argparse.Namespace) -> int:
+    shown = not args.idris  # the module needs the row alone
     with open_database().read() as conn:
         row = get_entry(conn, args.entry_id)
-        history = entry_history(conn, args.entry_id) if row else []
-        cited = [s.citation_id for s in list_citation_spans_for_entry(conn, args.entry_id)]
+        history = entry_history(conn, args.entry_id) if row and shown else []
+        spans = list_citation_spans_for_entry(conn, args.entry_id) if row and shown else []
+        cited = [s.citation_id for s in spans]
     if row is None:
         print(f"error: no entry {args.entry_id!r}", file=sys.stderr)
         return 1

@@ -103,20 +103,22 @@ def mend_row_groups(db: Database) -> list[str]:
     starting together rewrite it once); returns those tables."""
     with db.read(fresh=True) as conn:
         long = long_row_groups(conn)
-    if long:
-        log.warning(
-            "%s: %s end in row groups longer than %d rows, which DuckDB cannot append to;"
-            " rewriting the file once",
-            db.path,
-            ", ".join(long),
-            ROW_GROUP_ROWS,
-        )
-        with db.exclusive():
-            conn = duckdb.connect(str(db.path), read_only=True)  # no writer meanwhile
-            try:
-                still = long_row_groups(conn)
-            finally:
-                conn.close()
-            if still:  # not rewritten by another process starting at the same time
-                _rewrite(db)
+    if not long:
+        return long
+    with db.exclusive():
+        # read directly: `db.read` would wait for the lock held here
+        conn = duckdb.connect(str(db.path), read_only=True)
+        try:
+            still = long_row_groups(conn)
+        finally:
+            conn.close()
+        if still:  # not rewritten by another process starting at the same time
+            log.warning(
+                "%s: %s end in row groups longer than %d rows, which DuckDB cannot append"
+                " to; rewriting the file once",
+                db.path,
+                ", ".join(still),
+                ROW_GROUP_ROWS,
+            )
+            _rewrite(db)
     return long
