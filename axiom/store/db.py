@@ -84,7 +84,10 @@ NO_SPACE = "No space left on device"
 # compressed again over its whole row group (a table's first 122,880 rows), and trying
 # FSST on that many strings made a one-row update cost as much as a whole build: FSST is
 # left out (README, "Session 20"). Strings still get dictionary compression.
-WRITE_CONFIG = {"disabled_compression_methods": "fsst"}
+# A checkpoint threshold below any write's size makes DuckDB checkpoint at COMMIT instead
+# of writing the transaction to the WAL and checkpointing it again on close: the data is
+# written once (README, "Session 25"). A commit whose checkpoint fails fails as a whole.
+WRITE_CONFIG = {"disabled_compression_methods": "fsst", "checkpoint_threshold": "1KB"}
 
 # Rows per row group of what a writer appends. The checkpoint on close writes a table's
 # last row group again whole once rows were added to it, and with DuckDB's default

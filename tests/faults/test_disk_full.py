@@ -21,12 +21,14 @@ INGESTS = "SELECT count(*) FROM events WHERE event_type = 'session_ingested'"
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 6 MB tmpfs; `remount(size)` grows it, as freeing space would."""
+    """A 16 MB tmpfs; `remount(size)` grows it, as freeing space would. A store of a few
+    sessions takes about 14 MB (its keys take a block of their own each), and a commit
+    that cannot be checkpointed fails as a whole."""
     if os.geteuid() != 0 and not os.environ.get("CI"):
         pytest.skip("mounting a tmpfs needs root (CI runs this as root)")
     mount = tmp_path / "small"
     mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mount)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], check=True)
     try:
         yield mount
     finally:
