@@ -56,7 +56,7 @@ def test_the_event_log_keeps_only_its_keys(tmp_path: Path) -> None:
     with db.read() as conn:
         names = {r[0] for r in conn.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
     assert {"idx_events_ts", "idx_events_type", "idx_events_session"} <= names
-    assert migrate(db) == ["0012_drop_event_indexes.sql"]
+    assert migrate(db)[0] == "0012_drop_event_indexes.sql"
     with db.read() as conn:
         on_events = conn.execute(
             "SELECT index_name FROM duckdb_indexes() WHERE table_name = 'events'"
@@ -67,6 +67,52 @@ def test_the_event_log_keeps_only_its_keys(tmp_path: Path) -> None:
         conn.execute(
             "INSERT INTO events (event_id, seq, ts, event_type, actor, payload_json, checksum)"
             " VALUES ('ev_1', 2, now(), 'x', 'test', '{}', 'c')"
+        )
+
+
+DROPPED_IN_0013 = {
+    "idx_sessions_started",
+    "idx_entries_type",
+    "idx_entries_stage",
+    "idx_entities_type_key",
+    "idx_entities_status",
+    "idx_edges_rel",
+    "idx_outbox_status",
+    "idx_conflict_facts_type",
+}
+KEPT = {"idx_citations_entry", "idx_edges_src_rel", "idx_edges_dst_rel"}
+
+
+def test_the_derived_tables_keep_only_their_keys_and_point_lookups(tmp_path: Path) -> None:
+    """Migration 0013 drops the derived tables' indexes on types, stages and statuses
+    (every checkpoint wrote them whole again); a store made before keeps its rows, its
+    keys and the indexes of point lookups."""
+    db = Database(tmp_path / "a.duckdb")
+    before = [p.name for p in migration_files() if p.name < "0013"]
+    with db.write() as conn:
+        for name in before:
+            conn.execute((MIGRATIONS_DIR / name).read_text(encoding="utf-8"))
+        conn.execute(
+            "CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY,"
+            " applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)"
+        )
+        conn.executemany("INSERT INTO schema_migrations (name) VALUES (?)", [[n] for n in before])
+        conn.execute(
+            "INSERT INTO entries (entry_id, created_ts, entry_type, title, content_json, stage,"
+            " status) VALUES ('ent_1', now(), 'fact', 't', '{}', 'raw', 'active')"
+        )
+    with db.read() as conn:
+        names = {r[0] for r in conn.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
+    assert names >= DROPPED_IN_0013 | KEPT
+    assert migrate(db) == ["0013_drop_derived_indexes.sql"]
+    with db.read() as conn:
+        names = {r[0] for r in conn.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
+        assert names == KEPT
+        assert conn.execute("SELECT count(*) FROM entries").fetchone() == (1,)
+    with pytest.raises(Exception, match="Duplicate key"), db.write() as conn:
+        conn.execute(
+            "INSERT INTO entries (entry_id, created_ts, entry_type, title, content_json, stage,"
+            " status) VALUES ('ent_1', now(), 'fact', 't', '{}', 'raw', 'active')"
         )
 
 
