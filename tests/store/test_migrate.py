@@ -36,12 +36,11 @@ def _schema(db: Database) -> list[tuple]:
         ).fetchall()
 
 
-def test_the_event_log_keeps_only_its_keys(tmp_path: Path) -> None:
-    """Secondary indexes on `events` served no read and cost every append and checkpoint
-    (migration 0012); a store made before has them dropped, keys and rows kept."""
+def _store_before(tmp_path: Path, version: str, row: str) -> Database:
+    """A store as the versions of Axiom before migration `version` left it, holding `row`."""
     db = Database(tmp_path / "a.duckdb")
-    before = [p.name for p in migration_files() if p.name < "0012"]
-    with db.write() as conn:  # a store as every earlier version of Axiom left it
+    before = [p.name for p in migration_files() if p.name < version]
+    with db.write() as conn:
         for name in before:
             conn.execute((MIGRATIONS_DIR / name).read_text(encoding="utf-8"))
         conn.execute(
@@ -49,12 +48,25 @@ def test_the_event_log_keeps_only_its_keys(tmp_path: Path) -> None:
             " applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)"
         )
         conn.executemany("INSERT INTO schema_migrations (name) VALUES (?)", [[n] for n in before])
-        conn.execute(
-            "INSERT INTO events (event_id, seq, ts, event_type, actor, payload_json, checksum)"
-            " VALUES ('ev_1', 1, now(), 'x', 'test', '{}', 'c')"
-        )
+        conn.execute(row)
+    return db
+
+
+def _index_names(db: Database) -> set[str]:
     with db.read() as conn:
-        names = {r[0] for r in conn.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
+        return {r[0] for r in conn.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
+
+
+def test_the_event_log_keeps_only_its_keys(tmp_path: Path) -> None:
+    """Secondary indexes on `events` served no read and cost every append and checkpoint
+    (migration 0012); a store made before has them dropped, keys and rows kept."""
+    db = _store_before(
+        tmp_path,
+        "0012",
+        "INSERT INTO events (event_id, seq, ts, event_type, actor, payload_json, checksum)"
+        " VALUES ('ev_1', 1, now(), 'x', 'test', '{}', 'c')",
+    )
+    names = _index_names(db)
     assert {"idx_events_ts", "idx_events_type", "idx_events_session"} <= names
     assert migrate(db)[0] == "0012_drop_event_indexes.sql"
     with db.read() as conn:
@@ -87,27 +99,16 @@ def test_the_derived_tables_keep_only_their_keys_and_point_lookups(tmp_path: Pat
     """Migration 0013 drops the derived tables' indexes on types, stages and statuses
     (every checkpoint wrote them whole again); a store made before keeps its rows, its
     keys and the indexes of point lookups."""
-    db = Database(tmp_path / "a.duckdb")
-    before = [p.name for p in migration_files() if p.name < "0013"]
-    with db.write() as conn:
-        for name in before:
-            conn.execute((MIGRATIONS_DIR / name).read_text(encoding="utf-8"))
-        conn.execute(
-            "CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY,"
-            " applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)"
-        )
-        conn.executemany("INSERT INTO schema_migrations (name) VALUES (?)", [[n] for n in before])
-        conn.execute(
-            "INSERT INTO entries (entry_id, created_ts, entry_type, title, content_json, stage,"
-            " status) VALUES ('ent_1', now(), 'fact', 't', '{}', 'raw', 'active')"
-        )
-    with db.read() as conn:
-        names = {r[0] for r in conn.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
-    assert names >= DROPPED_IN_0013 | KEPT
+    db = _store_before(
+        tmp_path,
+        "0013",
+        "INSERT INTO entries (entry_id, created_ts, entry_type, title, content_json, stage,"
+        " status) VALUES ('ent_1', now(), 'fact', 't', '{}', 'raw', 'active')",
+    )
+    assert _index_names(db) >= DROPPED_IN_0013 | KEPT
     assert migrate(db) == ["0013_drop_derived_indexes.sql"]
+    assert _index_names(db) == KEPT
     with db.read() as conn:
-        names = {r[0] for r in conn.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
-        assert names == KEPT
         assert conn.execute("SELECT count(*) FROM entries").fetchone() == (1,)
     with pytest.raises(Exception, match="Duplicate key"), db.write() as conn:
         conn.execute(
