@@ -63,7 +63,11 @@ def _copy(source: os.PathLike[str], target: os.PathLike[str]) -> None:
         # the row groups every writer appends in: a copy in DuckDB's default ones fails
         # the first append after it ("Could not find node in column segment tree")
         conn.execute(f"ATTACH '{_sql_path(target)}' AS dst (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
+        # one transaction: the writers checkpoint at every commit, and a checkpoint per
+        # table copied would leave the blocks of the ones before it free in the copy
+        conn.execute("BEGIN TRANSACTION")
         conn.execute("COPY FROM DATABASE src TO dst")
+        conn.execute("COMMIT")
         conn.execute("DETACH dst")
         conn.execute("DETACH src")
     finally:
