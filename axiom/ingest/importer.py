@@ -29,7 +29,7 @@ from axiom.ingest.issues import InputIssue
 from axiom.ingest.merge import MergeCounts, merge_transcripts
 from axiom.ingest.privacy.excerpt import masked_excerpt
 from axiom.ingest.privacy.transcript import filter_transcript
-from axiom.ingest.session_projector import SessionProjector, session_rows
+from axiom.ingest.session_projector import SessionProjector, SessionRows, known_rows, session_rows
 from axiom.ingest.transcript import Transcript
 from axiom.ingest.validate import check_transcript
 from axiom.settings import Settings
@@ -37,11 +37,13 @@ from axiom.store.db import Database, OutOfSpace, is_interrupt
 from axiom.store.event_types import REDACTED, SESSION_INGESTED
 from axiom.store.events import (
     AppendResult,
+    EncodedPayload,
     EventStore,
     NewEvent,
     StoredEvent,
     appended,
     canonical_json,
+    encode_payload,
 )
 from axiom.store.projection import Follower, Projector, has_backlog, write_projecting
 
@@ -97,21 +99,28 @@ class PreparedSession:
     notes: tuple[str, ...]
     payload: dict[str, Any]
     dedupe_key: str
+    encoded: EncodedPayload  # `payload` as it will be stored
+    rows: SessionRows  # what the session projector folds the stored payload to
 
 
 def prepare_session(transcript: Transcript) -> PreparedSession:
     """`check_transcript` normalizes it (ValueError if it cannot be stored), then the privacy
     filter runs, so nothing private ever reaches the event store, and what will be stored is
-    proven to project (`session_rows`). No database access: call it before the lock."""
+    proven to project: its rows are folded from the payload as stored (`session_rows`,
+    which raises if the session projector could not fold it), and kept for the write
+    (`known_rows`). No database access: call it before the lock (on either core)."""
     checked, notes = check_transcript(transcript)
     stored = filter_transcript(checked)
-    session_rows(stored)  # raises if the session projector could not fold it
     content = stored.to_json()  # once, for the payload and its key
+    payload = {"transcript": content}
+    encoded = encode_payload(payload)
     return PreparedSession(
         transcript=stored,
         notes=tuple(notes),
-        payload={"transcript": content},
+        payload=payload,
         dedupe_key=_dedupe_key(stored.session_id, content),
+        encoded=encoded,
+        rows=session_rows(Transcript.from_json(encoded.stored["transcript"])),
     )
 
 
@@ -164,10 +173,10 @@ def append_session(
     if latest is not None and merged is stored:
         return MergeResult(latest, created=False, counts=counts)
     if latest is None or merged is prepared.transcript:  # it holds the whole session
-        payload, key = prepared.payload, prepared.dedupe_key
+        payload, key, encoded = prepared.payload, prepared.dedupe_key, prepared.encoded
     else:
         session_rows(merged)  # both halves projected; prove the union does too
-        payload = {"transcript": merged.to_json()}
+        payload, encoded = {"transcript": merged.to_json()}, None
         key = merged_dedupe_key(merged, latest.event_id)
     result = store.append(
         NewEvent(
@@ -176,6 +185,7 @@ def append_session(
             dedupe_key=key,
             session_id=session_id,
             actor=actor,
+            encoded=encoded,
         )
     )
     return MergeResult(result.event, result.created, counts)
@@ -197,7 +207,14 @@ def append_sessions(
 
     def flush() -> None:
         events = [
-            NewEvent(SESSION_INGESTED, p.payload, p.dedupe_key, p.transcript.session_id, actor)
+            NewEvent(
+                SESSION_INGESTED,
+                p.payload,
+                p.dedupe_key,
+                p.transcript.session_id,
+                actor,
+                encoded=p.encoded,
+            )
             for p in queued
         ]
         for p, r in zip(queued, store.append_many(events, spaced=True), strict=True):
@@ -255,7 +272,8 @@ def ingest_transcripts(
     def work(conn: duckdb.DuckDBPyConnection) -> list[MergeResult]:
         if not project:
             return append_sessions(conn, prepared, actor)
-        with appended() as events:  # what the followers apply, from memory
+        rows = {p.encoded.checksum: p.rows for p in prepared}  # folded before the lock
+        with appended() as events, known_rows(rows):  # what the followers apply, from memory
             follower = Follower(conn, _following(conn, projectors), events)
             follower.start()
             results = append_sessions(conn, prepared, actor)

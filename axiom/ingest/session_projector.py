@@ -5,15 +5,19 @@ tables always show the newest ingest of each session.
 
 `session_rows` turns a transcript into the rows without touching the database; `apply`
 builds them before it deletes anything, so an event it cannot fold fails before any row
-changes (the runner then records it, `axiom.store.projection`). The importer calls
-`session_rows` on every transcript before appending it, so what it stores always projects.
+changes (the runner then records it, `axiom.store.projection`). The importer works out
+every transcript's rows from its payload as stored before appending it (`prepare_session`),
+so what it stores always projects, and hands them over (`known_rows`) to the write that
+appends them, which then does not fold the payloads again.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -110,6 +114,23 @@ def session_rows(transcript: Transcript) -> SessionRows:
     return SessionRows(session, table)
 
 
+# Rows worked out ahead, by the checksum of the `session_ingested` payload they fold.
+_KNOWN: contextvars.ContextVar[Mapping[str, SessionRows] | None] = contextvars.ContextVar(
+    "axiom_known_session_rows", default=None
+)
+
+
+@contextmanager
+def known_rows(rows: Mapping[str, SessionRows]) -> Iterator[None]:
+    """Inside, an event whose payload checksum is a key of `rows` folds to those rows: the
+    checksum is taken over the very text the rows were folded from (`prepare_session`)."""
+    token = _KNOWN.set(rows)
+    try:
+        yield
+    finally:
+        _KNOWN.reset(token)
+
+
 class SessionProjector:
     name = "sessions"
     event_types = (SESSION_INGESTED,)
@@ -125,9 +146,12 @@ class SessionProjector:
         and changes nothing), then the sessions they name replaced in four statements: the
         newest event of a session wins, as applying them one by one leaves it."""
         newest: dict[str, tuple[StoredEvent, SessionRows]] = {}
+        known = _KNOWN.get() or {}
 
         def step(event: StoredEvent) -> None:
-            rows = session_rows(Transcript.from_json(event.payload["transcript"]))
+            rows = known.get(event.checksum) or session_rows(
+                Transcript.from_json(event.payload["transcript"])
+            )
             sid = rows.session["session_id"]
             newest.pop(sid, None)  # re-inserted last: the rows keep the order of events
             newest[sid] = (event, rows)

@@ -16,7 +16,6 @@ run on the CPU: an LLM extractor's chunks are analysed ahead on a thread instead
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -32,7 +31,7 @@ from axiom.pipeline.process import (
     analyse_payload,
 )
 from axiom.store.db import Database
-from axiom.store.events import StoredEvent, canonical_json, checksum_of
+from axiom.store.events import EncodedPayload, StoredEvent
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +73,7 @@ class AnalysisAhead:
         remote = getattr(pipeline.extractor, "remote", False)
         self._forking = fork and not remote and can_fork()
         self._keys: list[str] = []  # the session id of each item
-        self._shared: SharedMap[tuple[str, dict[str, Any]], tuple[Any, ...]] | None = None
+        self._shared: SharedMap[tuple[str, EncodedPayload], tuple[Any, ...]] | None = None
         # by session: (payload checksum, analysis) of each item (`_analysed`), once taken
         self._results: dict[str, list[tuple[Any, ...]]] | None = None
 
@@ -93,8 +92,9 @@ class AnalysisAhead:
             self._keys = []
 
     def _start(self, prepared: Sequence[PreparedSession]) -> None:
-        items = [(p.transcript.session_id, p.payload) for p in prepared]
-        chosen = [items[i] for i in payload_order(items)[: self.sessions]]
+        items = [(p.transcript.session_id, p.encoded.stored) for p in prepared]
+        order = payload_order(items)[: self.sessions]
+        chosen = [(prepared[i].transcript.session_id, prepared[i].encoded) for i in order]
         self._keys = [sid for sid, _ in chosen]
         self._shared = SharedMap(self._analysed, chosen)
 
@@ -130,10 +130,9 @@ class AnalysisAhead:
         if self._shared is not None and self._results is None:
             self._shared.close()
 
-    def _analysed(self, item: tuple[str, dict[str, Any]]) -> tuple[Any, ...]:
+    def _analysed(self, item: tuple[str, EncodedPayload]) -> tuple[Any, ...]:
         """(the checksum the payload is stored under, its analysis), in the child: the
         payload as a read gives it back is what the analysis of the stored ingest reads."""
-        session_id, payload = item
-        stored = json.loads(canonical_json(payload))
-        analysis = analyse_payload(None, self.pipeline, session_id, stored, None)
-        return checksum_of(payload), analysis
+        session_id, encoded = item
+        analysis = analyse_payload(None, self.pipeline, session_id, encoded.stored, None)
+        return encoded.checksum, analysis

@@ -55,8 +55,25 @@ def is_redacted(payload: dict[str, Any]) -> bool:
 
 
 @dataclass(frozen=True)
+class EncodedPayload:
+    """A payload in the form `append_many` stores it, worked out ahead of the write
+    (`encode_payload`), on the second core when a forked child prepares it: its canonical
+    text, the text's checksum, and the payload read back from the text (what a read of the
+    event returns)."""
+
+    text: str
+    checksum: str
+    stored: dict[str, Any]
+
+
+def encode_payload(payload: dict[str, Any]) -> EncodedPayload:
+    text = canonical_json(payload)
+    return EncodedPayload(text, hashlib.sha256(text.encode("utf-8")).hexdigest(), json.loads(text))
+
+
+@dataclass(frozen=True)
 class NewEvent:
-    """An event about to be appended."""
+    """An event about to be appended; `encoded`, when given, is `encode_payload(payload)`."""
 
     event_type: str
     payload: dict[str, Any]
@@ -64,6 +81,7 @@ class NewEvent:
     session_id: str | None = None
     actor: str = "system"
     build_id: str | None = None
+    encoded: EncodedPayload | None = None
 
 
 @dataclass(frozen=True)
@@ -111,7 +129,7 @@ def _row_to_event(row: Sequence[Any]) -> StoredEvent:
 
 def _new_stored(event: NewEvent, seq: int, ts: datetime | None) -> tuple[StoredEvent, str]:
     """The event as it will be stored, and its payload's stored text."""
-    payload_text = canonical_json(event.payload)
+    encoded = event.encoded or encode_payload(event.payload)
     stored = StoredEvent(
         event_id=f"ev_{seq:012d}",
         seq=seq,
@@ -119,12 +137,12 @@ def _new_stored(event: NewEvent, seq: int, ts: datetime | None) -> tuple[StoredE
         event_type=event.event_type,
         actor=event.actor,
         session_id=event.session_id,
-        payload=json.loads(payload_text),
-        checksum=hashlib.sha256(payload_text.encode("utf-8")).hexdigest(),
+        payload=encoded.stored,
+        checksum=encoded.checksum,
         build_id=event.build_id,
         dedupe_key=event.dedupe_key,
     )
-    return stored, payload_text
+    return stored, encoded.text
 
 
 # The events appended in the current context, when a caller collects them (`appended`).

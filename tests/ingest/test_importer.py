@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from axiom.ingest import importer
+from axiom.ingest import importer, session_projector
 from axiom.ingest.formats import parse_file
 from axiom.ingest.importer import import_paths, ingest_transcripts
 from axiom.ingest.transcript import Message, Transcript
@@ -65,6 +65,40 @@ def test_rebuild_equals_the_incremental_result(
     rebuild_all(db)
     assert _tables(db) == incremental
     assert len(incremental["sessions"]) == 2
+
+
+def test_the_write_takes_the_rows_folded_before_the_lock_which_a_rebuild_reproduces(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`prepare_session` folds each session from its payload as stored (keys sorted, as a
+    rebuild reads it) and the write takes those rows instead of folding again: the tables
+    equal a rebuild's, for meta whose keys were not in order too."""
+    meta = {"zeta": 1, "alpha": {"y": 2, "b": 3}}
+    transcript = Transcript(
+        session_id="unordered",
+        project="p",
+        source="json",
+        messages=(
+            Message(0, "user", "hello", "2026-01-02T03:04:05Z", meta=meta),
+            Message(1, "assistant", "hi", "2026-01-02T03:04:06Z", meta=dict(meta)),
+        ),
+        meta={"path": "x.json", "a": None},
+    )
+    folds: list[str] = []
+    original = session_projector.session_rows
+    for module in (session_projector, importer):  # the projector's name, the importer's
+        monkeypatch.setattr(
+            module, "session_rows", lambda t: folds.append(t.session_id) or original(t)
+        )
+    prepared = importer.prepare_session(transcript)
+    assert folds == ["unordered"]
+    ingest_transcripts(db, [prepared])
+    assert folds == ["unordered"]  # the write folded nothing again
+    incremental = _tables(db)
+    assert incremental["messages"][0][-1] == '{"alpha": {"b": 3, "y": 2}, "zeta": 1}'
+    rebuild_all(db)
+    assert folds == ["unordered", "unordered"]
+    assert _tables(db) == incremental
 
 
 def test_cli_reports_bad_lines_and_exits_by_what_imported(

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from axiom.store.db import Database
-from axiom.store.events import EventStore, NewEvent, appended, canonical_json
+from axiom.store.events import EventStore, NewEvent, appended, canonical_json, encode_payload
 from axiom.store.migrate import migrate
 
 
@@ -70,6 +70,32 @@ def test_canonical_json_is_key_sorted_and_compact() -> None:
     assert canonical_json({"b": [1, {"d": 1, "c": 2}], "a": None}) == json.dumps(
         {"a": None, "b": [1, {"c": 2, "d": 1}]}, separators=(",", ":")
     )
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(payload=st.dictionaries(st.text(), JSON_VALUES, max_size=4))
+def test_a_payload_encoded_ahead_is_stored_as_one_encoded_at_the_append(
+    tmp_path_factory,  # type: ignore[no-untyped-def]
+    payload,
+) -> None:
+    """`encode_payload`, worked out before the write (`prepare_session`), gives the event
+    the text, checksum and payload a plain append gives it, and a read returns."""
+    db = Database(tmp_path_factory.mktemp("enc") / "a.duckdb")
+    migrate(db)
+    with db.write() as conn:
+        store = EventStore(conn)
+        plain = store.append(NewEvent("x", payload)).event
+        ahead = store.append(NewEvent("x", payload, encoded=encode_payload(payload))).event
+        read = [e for e in store.replay() if e.event_id == ahead.event_id]
+    assert ahead.checksum == plain.checksum == read[0].checksum
+    assert json.dumps(ahead.payload) == json.dumps(plain.payload) == json.dumps(read[0].payload)
 
 
 def test_about_finds_events_by_a_payload_field_in_order(db: Database) -> None:
