@@ -39,7 +39,7 @@ from axiom.graduation.idris import CheckResult, IdrisChecker
 from axiom.graduation.invariants import VALIDATOR_VERSION
 from axiom.graduation.policy import GraduationPolicy
 from axiom.ingest.transcript import Transcript
-from axiom.pipeline.build_conflicts import BuildConflicts
+from axiom.pipeline.build_conflicts import BuildConflicts, fact_of
 from axiom.pipeline.build_view import BuildView
 from axiom.pipeline.pool_view import memory_words
 from axiom.store.db import Database, is_interrupt
@@ -56,7 +56,14 @@ from axiom.store.event_types import (
     PROMOTION_BLOCKED,
     SESSION_INGESTED,
 )
-from axiom.store.events import EventStore, NewEvent, StoredEvent, trusting_fresh
+from axiom.store.events import (
+    EncodedPayload,
+    EventStore,
+    NewEvent,
+    StoredEvent,
+    encode_payload,
+    trusting_fresh,
+)
 from axiom.store.projection import run_projectors, write_projecting
 from axiom.store.timepoints import source_time
 from axiom.tasks.matcher import Neighbours, precomputed_search
@@ -173,6 +180,9 @@ class _Outcome:
     candidates: dict[str, CandidateEntry]
     task_mentions: list[TaskMention] = field(default_factory=list)  # as the resolver gets them
     task_neighbours: Neighbours | None = None  # text -> [(task_id, cosine)], precomputed
+    # The payloads of the build's events the analysis alone decides (`_encoded_payloads`),
+    # by (event type, entry id; "" for the build's own)
+    encoded: dict[tuple[str, str], EncodedPayload] = field(default_factory=dict)
 
 
 def _candidate(
@@ -314,9 +324,43 @@ def _analyse(
     checks = timer.run("validate", validate)
     mentions = _task_mentions(transcript, extraction, alignments)
     outcome = _Outcome(transcript, extraction, alignments, checks, candidates, mentions)
+    outcome.encoded = _encoded_payloads(pipeline, outcome)
     if db is not None and not extraction.failures:  # a failed extraction is not materialized
         _task_vectors(pipeline, db, outcome, timer)
     return outcome
+
+
+def _encoded_payloads(
+    pipeline: Pipeline, outcome: _Outcome
+) -> dict[tuple[str, str], EncodedPayload]:
+    """The payloads of `evidence_aligned`, `entry_created` and `idris_checked`, which no
+    stored state changes, encoded with the analysis: outside the lock, and on the second
+    core when a forked child analyses (`axiom.pipeline.forked`)."""
+    session_id = outcome.transcript.session_id
+    evidence = {eid: [a.to_json() for a in items] for eid, items in outcome.alignments.items()}
+    times = {m.index: m.timestamp for m in outcome.transcript.messages}
+    aligned = {"entries": [{"entry_id": eid, "evidence": items} for eid, items in evidence.items()]}
+    out = {(EVIDENCE_ALIGNED, ""): encode_payload(aligned)}
+    for entry in outcome.extraction.entries:
+        eid = entry.entry_id
+        created = {
+            "said_at": _said_at(entry, outcome.transcript, times),
+            "entry_id": eid,
+            "session_id": session_id,
+            "entry_type": entry.type,
+            "title": entry.title,
+            "content": entry.content,
+            "task": entry.task.to_json() if entry.task else None,
+            "canonical_key": fact_of(entry, session_id).canonical_key,
+            "evidence": [{"session_id": session_id, **a} for a in evidence[eid]],
+            "embedding_version": pipeline.embedding_version,
+            **entry.fact_json(),  # subject/value/previous_value/negated, when stated
+        }
+        out[(ENTRY_CREATED, eid)] = encode_payload(created)
+        check = outcome.checks.get(eid)
+        if check is not None:
+            out[(IDRIS_CHECKED, eid)] = encode_payload({"entry_id": eid, **check.to_json()})
+    return out
 
 
 @dataclass
@@ -527,7 +571,6 @@ class _BuildWriter:
         self.fresh = fresh and only_ingest  # nor any build (`never_built`)
         self._own: set[str] = set()  # this build's entry ids (`record`)
         # message timestamps by index (`record`): once per build, not per entry
-        self._times: dict[int, str | None] = {}
         self._fresh_keys: set[str] = set()  # keys of its own events when `fresh`
         self.store = EventStore(conn)
         self.pipeline = pipeline
@@ -542,7 +585,13 @@ class _BuildWriter:
         self._approvers: dict[str, str | None] = {}  # this build's entries: who approved
         self._pending: list[NewEvent] = []  # appended, not yet written (`flush`)
 
-    def append(self, event_type: str, payload: dict[str, Any], key: str) -> None:
+    def append(
+        self,
+        event_type: str,
+        payload: dict[str, Any],
+        key: str,
+        encoded: EncodedPayload | None = None,
+    ) -> None:
         """Queue an event; `flush` writes the queue in a few statements. The build reads
         events only after a flush (`_supersede` when an earlier ingest built entries,
         `_tasks` when there are tasks, `finished`), from what it loaded up front
@@ -559,10 +608,15 @@ class _BuildWriter:
                 session_id=self.session_id,
                 actor="pipeline",
                 build_id=self.build_id,
+                encoded=encoded,
             )
         )
         if event_type == ENTRY_PROMOTED:
             self._stages[payload["entry_id"]] = payload["to"]
+
+    def append_encoded(self, event_type: str, encoded: EncodedPayload, key: str) -> None:
+        """`append` of a payload the analysis encoded (`_encoded_payloads`)."""
+        self.append(event_type, encoded.stored, key, encoded)
 
     def _owns(self, key: str) -> bool:
         """Whether an event key names this build or one of its entries first: in a session
@@ -613,27 +667,21 @@ class _BuildWriter:
         stages timed here: `promote` (graduation, summed over entries) and
         `resolve_tasks`."""
         extraction = outcome.extraction
-        # Each alignment as JSON once: the build's `evidence_aligned` and its entries'
-        # `entry_created` both carry it (`asdict` deep-copies every field).
-        evidence = {eid: [a.to_json() for a in items] for eid, items in outcome.alignments.items()}
         self.append(
             MEMORY_EXTRACTED,
             {"ingest_event_id": self.ingest.event_id, **extraction.to_json()},
             self.build_id,
         )
-        self.append(
-            EVIDENCE_ALIGNED,
-            {"entries": [{"entry_id": eid, "evidence": items} for eid, items in evidence.items()]},
-            self.build_id,
+        self.append_encoded(
+            EVIDENCE_ALIGNED, outcome.encoded[(EVIDENCE_ALIGNED, "")], self.build_id
         )
         self._own = {e.entry_id for e in extraction.entries}
-        self._times = {m.index: m.timestamp for m in outcome.transcript.messages}
         if self.fresh and trusting_fresh():  # checked with their keys (`FreshKeyStored`)
             self.conflicts.never_stored(self._own)
         self._load_entry_state([e.entry_id for e in extraction.entries])
         self.conflicts.said_changes(extraction.entries)
         for entry in extraction.entries:
-            self._entry(entry, outcome, timer, evidence[entry.entry_id])
+            self._entry(entry, outcome, timer)
         if self.conflicts.reactivated:  # the other side of a conflict its session settled
             self.flush()
             self.view.tables_current()  # graduate_kept reads the tables
@@ -773,44 +821,19 @@ class _BuildWriter:
             )
             self.appended += len(resolver.resolve(mentions, rejected))
 
-    def _entry(
-        self,
-        entry: ExtractedEntry,
-        outcome: _Outcome,
-        timer: _Timer,
-        aligned: list[dict[str, Any]],
-    ) -> None:
-        """The entry's events (`aligned`: its alignments as JSON), then its graduation."""
+    def _entry(self, entry: ExtractedEntry, outcome: _Outcome, timer: _Timer) -> None:
+        """The entry's events (encoded with the analysis), then its graduation."""
         eid = entry.entry_id
-        evidence = [{"session_id": self.session_id, **a} for a in aligned]
-        fact = self.conflicts.facts[eid]
-        said_at = _said_at(entry, outcome.transcript, self._times)
-        self.append(
-            ENTRY_CREATED,
-            {
-                "said_at": said_at,
-                "entry_id": eid,
-                "session_id": self.session_id,
-                "entry_type": entry.type,
-                "title": entry.title,
-                "content": entry.content,
-                "task": entry.task.to_json() if entry.task else None,
-                "canonical_key": fact.canonical_key,
-                "evidence": evidence,
-                "embedding_version": self.pipeline.embedding_version,
-                **entry.fact_json(),  # subject/value/previous_value/negated, when stated
-            },
-            eid,
-        )
+        self.append_encoded(ENTRY_CREATED, outcome.encoded[(ENTRY_CREATED, eid)], eid)
         check = outcome.checks.get(eid)
         if check is not None:
-            self.append(
-                IDRIS_CHECKED, {"entry_id": eid, **check.to_json()}, f"{eid}:{self.build_id}"
-            )
+            encoded = outcome.encoded[(IDRIS_CHECKED, eid)]
+            self.append_encoded(IDRIS_CHECKED, encoded, f"{eid}:{self.build_id}")
         if not self.conflicts.weigh(eid):
             return  # not promoted: taken back by its session, or contested (until resolved)
         with timer.stage("promote", accumulate=True):
-            self._promote(outcome.candidates[eid], fact.canonical_key, check)
+            canonical_key = self.conflicts.facts[eid].canonical_key
+            self._promote(outcome.candidates[eid], canonical_key, check)
 
     def _promote(
         self, candidate: CandidateEntry, canonical_key: str, check: CheckResult | None
