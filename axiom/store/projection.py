@@ -209,7 +209,14 @@ def get_offsets(
 
 
 def set_offset(conn: duckdb.DuckDBPyConnection, name: str, event: StoredEvent) -> None:
-    set_offsets(conn, {name: event})
+    """One projector's offset at `event`: one statement when it has an offset row (a
+    resolver sets its projector's after every session with tasks)."""
+    updated = conn.execute(
+        "UPDATE projection_offsets SET last_ts = ?, last_event_id = ? WHERE projector_name = ?",
+        [event.ts, event.event_id, name],
+    ).fetchone()
+    if not updated or not updated[0]:
+        set_offsets(conn, {name: event}, stored=set())
 
 
 def set_offsets(

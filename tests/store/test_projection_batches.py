@@ -412,6 +412,19 @@ def test_run_projectors_reads_once_and_moves_every_offset_forward(db: Database) 
         ]
 
 
+def test_set_offset_moves_a_stored_offset_and_makes_a_missing_one(db: Database) -> None:
+    with db.write() as conn:
+        store = EventStore(conn)
+        first = store.append(NewEvent("x", {"n": 1})).event
+        second = store.append(NewEvent("x", {"n": 2})).event
+        set_offset(conn, "tasks", first)  # no row yet: inserted
+        assert get_offsets(conn, ["tasks"]) == {"tasks": (first.ts, first.event_id)}
+        set_offset(conn, "tasks", second)  # the row moved, not another added
+        assert get_offsets(conn, ["tasks"]) == {"tasks": (second.ts, second.event_id)}
+        rows = conn.execute("SELECT count(*) FROM projection_offsets").fetchone()
+        assert rows == (1,)
+
+
 def test_a_backlog_past_the_shared_read_leaves_every_offset_at_the_newest_event(
     db: Database,
 ) -> None:
