@@ -1,10 +1,10 @@
 """What a write unit's COMMIT costs in a large store, with the derived tables' secondary
 indexes of migrations before 0013 and without them (migration 0013).
 
-    python bench/bench_commit.py [N ...] [--units K] [--json OUT]
+    python bench/bench_commit.py [N ...] [--units K] [--quick] [--json OUT]
 
 Sizes N (rows in `entries`, `conflict_facts` and `vector_outbox`): those given, else
-100000 1000000. For each N and each schema, a fresh store is migrated (up to 0012, or
+100000 1000000 (`--quick`: 100000). For each N and each schema, a fresh store is migrated (up to 0012, or
 fully), filled with N synthetic rows per table through a writer's connection (Axiom's
 row groups), then K write units (default 5) each append 1,000 entries, their conflict
 facts and outbox jobs and move the entries' stage, as a build unit does; the COMMIT of
@@ -102,10 +102,12 @@ def unit(path: Path, k: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("sizes", nargs="*", type=int, default=[100_000, 1_000_000])
+    parser.add_argument("sizes", nargs="*", type=int)
     parser.add_argument("--units", type=int, default=5)
+    parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    args.sizes = args.sizes or ([100_000] if args.quick else [100_000, 1_000_000])
     results = []
     print(f"machine: {cpu_model()}")
     for n in args.sizes:
