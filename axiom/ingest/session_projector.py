@@ -115,8 +115,8 @@ def session_rows(transcript: Transcript) -> SessionRows:
 
 
 # Rows worked out ahead, by the checksum of the `session_ingested` payload they fold.
-_KNOWN: contextvars.ContextVar[Mapping[str, SessionRows] | None] = contextvars.ContextVar(
-    "axiom_known_session_rows", default=None
+_ROWS_BY_CHECKSUM: contextvars.ContextVar[Mapping[str, SessionRows] | None] = (
+    contextvars.ContextVar("axiom_known_session_rows", default=None)
 )
 
 
@@ -124,11 +124,11 @@ _KNOWN: contextvars.ContextVar[Mapping[str, SessionRows] | None] = contextvars.C
 def known_rows(rows: Mapping[str, SessionRows]) -> Iterator[None]:
     """Inside, an event whose payload checksum is a key of `rows` folds to those rows: the
     checksum is taken over the very text the rows were folded from (`prepare_session`)."""
-    token = _KNOWN.set(rows)
+    token = _ROWS_BY_CHECKSUM.set(rows)
     try:
         yield
     finally:
-        _KNOWN.reset(token)
+        _ROWS_BY_CHECKSUM.reset(token)
 
 
 class SessionProjector:
@@ -146,7 +146,7 @@ class SessionProjector:
         and changes nothing), then the sessions they name replaced in four statements: the
         newest event of a session wins, as applying them one by one leaves it."""
         newest: dict[str, tuple[StoredEvent, SessionRows]] = {}
-        known = _KNOWN.get() or {}
+        known = _ROWS_BY_CHECKSUM.get() or {}
 
         def step(event: StoredEvent) -> None:
             rows = known.get(event.checksum) or session_rows(

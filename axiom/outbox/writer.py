@@ -14,7 +14,7 @@ One batch of `drain()`:
    the projector re-queued meanwhile (its item changed) stays pending and is redone.
 
 So a batch costs one DuckDB write unit, not four (claim, load, mark, count): each unit
-opens the file and checkpoints on close. A writer that dies between 4 and 5 leaves its
+opens the file and checkpoints it. A writer that dies between 4 and 5 leaves its
 jobs `processing`; reconcile re-queues them and the redo replaces the same rows.
 
 A job whose item no longer exists is marked failed ("item not found") and its vector, if
@@ -275,7 +275,7 @@ class OutboxWriter:
         """One write unit: mark the previous batch, claim up to `limit` jobs and load their
         items' current text. None when nothing was pending (`report.remaining` is then set).
 
-        Why one unit: every DuckDB unit opens the file and checkpoints on close, and four
+        Why one unit: every DuckDB unit opens the file and checkpoints it, and four
         units a batch (claim, load, mark, count) were a visible share of a drain (README, the
         writer's "Session 13 levers" table)."""
         t0 = time.perf_counter()

@@ -8,7 +8,7 @@ transaction: another build is taken while the time spent, the longest build so f
 the projection left for the end of the transaction (as long as last time) stay within
 the write budget (`AXIOM_WRITE_BUDGET_MS`, default `WRITE_BUDGET_S`; at least one build),
 so the lock is held about that long, or one build's time when a build takes longer.
-Connecting, committing and the checkpoint on close are paid once per transaction, not
+Connecting, committing and the checkpoint are paid once per transaction, not
 once per session: they were half the pipeline's time with one build per transaction, so
 a chunk's last few builds wait for the next chunk's rather than take a transaction of
 their own. What a later build reads of the derived tables (believed facts, open

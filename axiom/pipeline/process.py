@@ -182,7 +182,7 @@ class _Outcome:
     task_neighbours: Neighbours | None = None  # text -> [(task_id, cosine)], precomputed
     # The payloads of the build's events the analysis alone decides (`_encoded_payloads`),
     # by (event type, entry id; "" for the build's own)
-    encoded: dict[tuple[str, str], EncodedPayload] = field(default_factory=dict)
+    payloads: dict[tuple[str, str], EncodedPayload] = field(default_factory=dict)
 
 
 def _candidate(
@@ -324,7 +324,7 @@ def _analyse(
     checks = timer.run("validate", validate)
     mentions = _task_mentions(transcript, extraction, alignments)
     outcome = _Outcome(transcript, extraction, alignments, checks, candidates, mentions)
-    outcome.encoded = _encoded_payloads(pipeline, outcome)
+    outcome.payloads = _encoded_payloads(pipeline, outcome)
     if db is not None and not extraction.failures:  # a failed extraction is not materialized
         _task_vectors(pipeline, db, outcome, timer)
     return outcome
@@ -336,31 +336,43 @@ def _encoded_payloads(
     """The payloads of `evidence_aligned`, `entry_created` and `idris_checked`, which no
     stored state changes, encoded with the analysis: outside the lock, and on the second
     core when a forked child analyses (`axiom.pipeline.forked`)."""
-    session_id = outcome.transcript.session_id
     evidence = {eid: [a.to_json() for a in items] for eid, items in outcome.alignments.items()}
     times = {m.index: m.timestamp for m in outcome.transcript.messages}
     aligned = {"entries": [{"entry_id": eid, "evidence": items} for eid, items in evidence.items()]}
     out = {(EVIDENCE_ALIGNED, ""): encode_payload(aligned)}
     for entry in outcome.extraction.entries:
         eid = entry.entry_id
-        created = {
-            "said_at": _said_at(entry, outcome.transcript, times),
-            "entry_id": eid,
-            "session_id": session_id,
-            "entry_type": entry.type,
-            "title": entry.title,
-            "content": entry.content,
-            "task": entry.task.to_json() if entry.task else None,
-            "canonical_key": fact_of(entry, session_id).canonical_key,
-            "evidence": [{"session_id": session_id, **a} for a in evidence[eid]],
-            "embedding_version": pipeline.embedding_version,
-            **entry.fact_json(),  # subject/value/previous_value/negated, when stated
-        }
+        created = _entry_created(pipeline, outcome.transcript, entry, evidence[eid], times)
         out[(ENTRY_CREATED, eid)] = encode_payload(created)
         check = outcome.checks.get(eid)
         if check is not None:
             out[(IDRIS_CHECKED, eid)] = encode_payload({"entry_id": eid, **check.to_json()})
     return out
+
+
+def _entry_created(
+    pipeline: Pipeline,
+    transcript: Transcript,
+    entry: ExtractedEntry,
+    aligned: list[dict[str, Any]],
+    times: dict[int, str | None],
+) -> dict[str, Any]:
+    """The `entry_created` payload (`aligned`: the entry's alignments as JSON; `times`:
+    the transcript's message times by index)."""
+    session_id = transcript.session_id
+    return {
+        "said_at": _said_at(entry, transcript, times),
+        "entry_id": entry.entry_id,
+        "session_id": session_id,
+        "entry_type": entry.type,
+        "title": entry.title,
+        "content": entry.content,
+        "task": entry.task.to_json() if entry.task else None,
+        "canonical_key": fact_of(entry, session_id).canonical_key,
+        "evidence": [{"session_id": session_id, **a} for a in aligned],
+        "embedding_version": pipeline.embedding_version,
+        **entry.fact_json(),  # subject/value/previous_value/negated, when stated
+    }
 
 
 @dataclass
@@ -570,7 +582,6 @@ class _BuildWriter:
         self.only_ingest = only_ingest  # the session has no other ingest (`ingested_once`)
         self.fresh = fresh and only_ingest  # nor any build (`never_built`)
         self._own: set[str] = set()  # this build's entry ids (`record`)
-        # message timestamps by index (`record`): once per build, not per entry
         self._fresh_keys: set[str] = set()  # keys of its own events when `fresh`
         self.store = EventStore(conn)
         self.pipeline = pipeline
@@ -673,7 +684,7 @@ class _BuildWriter:
             self.build_id,
         )
         self.append_encoded(
-            EVIDENCE_ALIGNED, outcome.encoded[(EVIDENCE_ALIGNED, "")], self.build_id
+            EVIDENCE_ALIGNED, outcome.payloads[(EVIDENCE_ALIGNED, "")], self.build_id
         )
         self._own = {e.entry_id for e in extraction.entries}
         if self.fresh and trusting_fresh():  # checked with their keys (`FreshKeyStored`)
@@ -824,10 +835,10 @@ class _BuildWriter:
     def _entry(self, entry: ExtractedEntry, outcome: _Outcome, timer: _Timer) -> None:
         """The entry's events (encoded with the analysis), then its graduation."""
         eid = entry.entry_id
-        self.append_encoded(ENTRY_CREATED, outcome.encoded[(ENTRY_CREATED, eid)], eid)
+        self.append_encoded(ENTRY_CREATED, outcome.payloads[(ENTRY_CREATED, eid)], eid)
         check = outcome.checks.get(eid)
         if check is not None:
-            encoded = outcome.encoded[(IDRIS_CHECKED, eid)]
+            encoded = outcome.payloads[(IDRIS_CHECKED, eid)]
             self.append_encoded(IDRIS_CHECKED, encoded, f"{eid}:{self.build_id}")
         if not self.conflicts.weigh(eid):
             return  # not promoted: taken back by its session, or contested (until resolved)

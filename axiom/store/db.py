@@ -36,10 +36,12 @@ instance for each: creating one costs more than a small unit's work. Each unit s
 detaches the file at its end (checkpointed, its lock released), so between units no
 process holds it.
 
-Writers close with DuckDB's own checkpoint-on-close. Skipping it (checkpointing later)
-halved the writer's lock holds in a loaded run but left a WAL that every read-only opener
-replays, and reads in the same process then missed committed rows (tests/pipeline/
-test_retry.py); correctness first, so it is not done (README, "DuckDB access discipline").
+Writers leave the file checkpointed: every commit checkpoints (`WRITE_CONFIG`), so the
+detach or close that follows has nothing left to write. Skipping the checkpoint
+(checkpointing later) halved the writer's lock holds in a loaded run but left a WAL that
+every read-only opener replays, and reads in the same process then missed committed rows
+(tests/pipeline/test_retry.py); correctness first, so it is not done (README, "DuckDB
+access discipline").
 """
 
 from __future__ import annotations
@@ -80,17 +82,20 @@ class OutOfSpace(OSError):
 
 NO_SPACE = "No space left on device"
 
-# A write connection's options. At the checkpoint on close, a column an UPDATE touched is
-# compressed again over its whole row group (a table's first 122,880 rows), and trying
-# FSST on that many strings made a one-row update cost as much as a whole build: FSST is
-# left out (README, "Session 20"). Strings still get dictionary compression.
+# A write connection's options. At a checkpoint, a column an UPDATE touched is compressed
+# again over its whole row group (a table's first 122,880 rows), and trying FSST on that
+# many strings made a one-row update cost as much as a whole build: FSST is left out
+# (README, "Session 20"). Strings still get dictionary compression.
 # A checkpoint threshold below any write's size makes DuckDB checkpoint at COMMIT instead
 # of writing the transaction to the WAL and checkpointing it again on close: the data is
-# written once (README, "Session 25"). A commit whose checkpoint fails fails as a whole.
+# written once (README, "Session 25"). A commit whose checkpoint fails raises and leaves
+# the file as it was, but the instance still holds the rows as committed, and its next
+# commit would write them: so an instance whose commit failed is never used again
+# (`Database.write` closes or discards it; tests/store/test_write_engine.py).
 WRITE_CONFIG = {"disabled_compression_methods": "fsst", "checkpoint_threshold": "1KB"}
 
-# Rows per row group of what a writer appends. The checkpoint on close writes a table's
-# last row group again whole once rows were added to it, and with DuckDB's default
+# Rows per row group of what a writer appends. A checkpoint writes a table's last row
+# group again whole once rows were added to it, and with DuckDB's default
 # (122,880 rows) that group held a whole store's events until it filled: every write
 # unit's close took longer as the store grew (README, "Session 22"). Small groups bound
 # it; the option is given when the file is attached (DuckDB 1.4 keeps no default in the
@@ -374,8 +379,8 @@ class _WriteEngine:
         return self._conn
 
     def detach(self) -> None:
-        """After a committed unit: detach the file (checkpointed, and its lock released
-        for other processes)."""
+        """After a committed unit: detach the file (checkpointed by the commit), releasing
+        its lock for other processes."""
         conn = self._conn
         if conn is None:
             return
@@ -388,8 +393,9 @@ class _WriteEngine:
 
     def discard(self) -> None:
         """Close the instance (rolling back a transaction left open and freeing the file):
-        after a unit that did not commit, whatever state it left; the next unit makes a
-        new one."""
+        after a unit that did not commit, whatever state it left (a commit whose
+        checkpoint failed leaves its rows committed in the instance alone); the next unit
+        makes a new one."""
         conn, self._conn = self._conn, None
         if conn is not None:
             try:

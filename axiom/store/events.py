@@ -35,7 +35,12 @@ def canonical_json(payload: Any) -> str:
 
 
 def checksum_of(payload: Any) -> str:
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    return _checksum(canonical_json(payload))
+
+
+def _checksum(text: str) -> str:
+    """The checksum of a payload's canonical text (`canonical_json`)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 REDACTED_KEY = "_redacted"
@@ -59,7 +64,8 @@ class EncodedPayload:
     """A payload in the form `append_many` stores it, worked out ahead of the write
     (`encode_payload`), on the second core when a forked child prepares it: its canonical
     text, the text's checksum, and the payload read back from the text (what a read of the
-    event returns)."""
+    event returns). `stored` becomes the payload of the event appended from it, and others
+    read it too: nobody changes it."""
 
     text: str
     checksum: str
@@ -67,8 +73,10 @@ class EncodedPayload:
 
 
 def encode_payload(payload: dict[str, Any]) -> EncodedPayload:
+    """What appending `payload` stores (`NewEvent.encoded`): work a caller can do before
+    the write lock, where it costs the writer nothing."""
     text = canonical_json(payload)
-    return EncodedPayload(text, hashlib.sha256(text.encode("utf-8")).hexdigest(), json.loads(text))
+    return EncodedPayload(text, _checksum(text), json.loads(text))
 
 
 @dataclass(frozen=True)
@@ -584,11 +592,10 @@ class EventStore:
     def replace_payload(self, event_id: str, payload: dict[str, Any]) -> None:
         """Store `payload` as the event's payload: for forgetting only, when an event that
         is kept holds a copy of forgotten text (`axiom.forgetting.copies`)."""
-        text = canonical_json(payload)
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        encoded = encode_payload(payload)
         self.conn.execute(
             "UPDATE events SET payload_json = ?, checksum = ? WHERE event_id = ?",
-            [text, digest, event_id],
+            [encoded.text, encoded.checksum, event_id],
         )
 
     def field_of(self, event_ids: Sequence[str], event_type: str, field_name: str) -> list[str]:

@@ -145,3 +145,24 @@ def test_a_forked_child_writes_through_an_instance_of_its_own(db: Database) -> N
     with db.write() as conn:  # the parent's instance still serves the parent
         conn.execute("INSERT INTO probe VALUES (30)")
     assert _ids(db) == [10, 20, 30]
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_commit_whose_checkpoint_fails_is_not_written_by_a_later_unit(
+    tmp_path: Path, kept: bool
+) -> None:
+    """Writers checkpoint at the commit (`WRITE_CONFIG`). When that checkpoint fails (a
+    full disk; here DuckDB's own abort switch), the commit raises and the file keeps what
+    it had, but the instance would still hold the rows as committed, and its next commit
+    would write them: the unit's instance is discarded, so the next unit starts clean."""
+    db = Database(tmp_path / "engine.duckdb")
+    if kept:
+        db.reuse_write_engine()
+    with db.write() as conn:
+        conn.execute("CREATE TABLE probe (id INTEGER PRIMARY KEY)")
+    with pytest.raises(duckdb.Error, match="checkpoint"), db.write() as conn:
+        conn.execute("SET debug_checkpoint_abort = 'before_header'")
+        conn.execute("INSERT INTO probe VALUES (1)")
+    with db.write() as conn:
+        conn.execute("INSERT INTO probe VALUES (2)")
+    assert _ids(db) == [2]
