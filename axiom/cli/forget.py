@@ -13,12 +13,24 @@ import argparse
 import getpass
 import json
 import sys
+from typing import TextIO
 
 import duckdb
 
+from axiom.config import AxiomConfig
 from axiom.evidence.citations import get_citation, normalize_citation_id
+from axiom.forgetting import pending
 from axiom.forgetting.copies import LostTask
-from axiom.forgetting.forget import ForgetError, ForgetTarget, forget, plan
+from axiom.forgetting.forget import (
+    ForgetError,
+    ForgetReport,
+    ForgetTarget,
+    ForgetTargetNotFound,
+    finish_pending,
+    forget,
+    plan,
+)
+from axiom.store.db import Database, OutOfSpace
 from axiom.store.migrate import open_database
 from axiom.store.timepoints import TimepointError, parse_timepoint
 
@@ -26,6 +38,13 @@ __all__ = ["register"]
 
 TOMBSTONE_NOTE = (
     "A later import of the same session will not restore it (a `redacted` tombstone stays)."
+)
+
+
+UNFINISHED = (
+    "the forget is recorded (nothing it names is shown any more), but finishing it"
+    " (rebuilding the tables, rewriting the file without the text) needs more space on the"
+    " disk holding {where}. Free some space, then run `axiom forget` again to finish it"
 )
 
 
@@ -52,11 +71,19 @@ def _target(args: argparse.Namespace, conn: duckdb.DuckDBPyConnection) -> Forget
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
+    db = open_database()
+    config = AxiomConfig(data_dir=db.path.parent)
+    finished = _finish_earlier(db, config, sys.stderr if args.json else sys.stdout)
     try:
-        db = open_database()
         with db.read() as conn:
             target = _target(args, conn)
             covered = plan(conn, target)
+    except ForgetTargetNotFound as exc:
+        if finished:  # what it names went with the earlier forget just finished
+            print("nothing else to forget")
+            return 0
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except (ForgetError, TimepointError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -73,7 +100,16 @@ def cmd_forget(args: argparse.Namespace) -> int:
         if answer.strip() != "forget":
             print("nothing forgotten")
             return 0
-    report = forget(db, target, args.who or getpass.getuser())
+    try:
+        report = forget(db, target, args.who or getpass.getuser(), config)
+    except ForgetError as exc:  # another process forgot it meanwhile
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OutOfSpace:
+        if pending.waiting(config.forget_pending_dir):
+            print(f"error: {UNFINISHED.format(where=db.path.parent)}", file=sys.stderr)
+            return 1
+        raise  # the forget itself was rolled back: the usual message
     if args.json:
         print(json.dumps({**report.to_json(), "note": TOMBSTONE_NOTE}, indent=2))
     else:
@@ -87,6 +123,22 @@ def cmd_forget(args: argparse.Namespace) -> int:
         )
         print(TOMBSTONE_NOTE)
     return 0
+
+
+def _finish_earlier(db: Database, config: AxiomConfig, out: TextIO) -> list[ForgetReport]:
+    """Finish the forgets an earlier run recorded but did not finish (a full disk, Ctrl-C,
+    a kill), and say so on `out`: running `forget` again is what their messages ask for."""
+    try:
+        finished = finish_pending(db, config)
+    except OutOfSpace as exc:
+        raise OutOfSpace(exc.errno, UNFINISHED.format(where=db.path.parent)) from exc
+    for report in finished:
+        print(
+            f"finished an earlier forget ({report.redaction_id}): {len(report.session_ids)}"
+            f" session(s), {len(report.entry_ids)} entry(ies)",
+            file=out,
+        )
+    return finished
 
 
 def _lost(lost: list[LostTask]) -> str:

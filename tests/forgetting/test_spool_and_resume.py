@@ -121,6 +121,35 @@ def test_a_forget_killed_after_its_commit_is_finished_by_the_next_process(
     assert again.returncode == 0, again.stderr
 
 
+def test_running_the_same_forget_again_finishes_the_one_cut_short(
+    db: Database, data_dir: Path, tmp_path: Path
+) -> None:
+    """A forget cut short after its commit (a kill here; a full disk or Ctrl-C alike) asks
+    to be run again: the same command finishes it and says so, instead of answering that
+    the session it already forgot is unknown."""
+    run_sessions(db, tmp_path / "idris", {"secret": [SECRET], "kept": [KEPT]})
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_AFTER_COMMIT, str(data_dir)],
+        cwd=ROOT,
+        env={"AXIOM_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        timeout=120,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    marker_dir = AxiomConfig(data_dir).forget_pending_dir
+    assert len(pending.waiting(marker_dir)) == 1
+
+    again = run_cli(data_dir, "forget", "--session", "secret", "--yes")
+    assert again.returncode == 0, again.stderr
+    assert "finished an earlier forget (red_" in again.stdout
+    assert "nothing else to forget" in again.stdout
+    assert "Traceback" not in again.stderr
+    assert pending.waiting(marker_dir) == []
+    with db.read() as conn:
+        assert get_session(conn, "secret") is None
+        assert get_session(conn, "kept") is not None
+
+
 def test_a_marker_whose_commit_never_happened_is_dropped_by_the_next_forget(
     db: Database, data_dir: Path, tmp_path: Path
 ) -> None:
