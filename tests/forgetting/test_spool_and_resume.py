@@ -36,6 +36,18 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+def _forget_killed_after_commit(data_dir: Path) -> None:
+    """`forget` of "secret" in another process, killed once its commit is done."""
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_AFTER_COMMIT, str(data_dir)],
+        cwd=ROOT,
+        env={"AXIOM_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        timeout=120,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+
 def _spool_payloads(data_dir: Path, transcripts: Path) -> tuple[Path, Path, Path]:
     """Real Claude Code hook payloads: one about the forgotten session, one quoting it
     from another session, one unrelated."""
@@ -90,14 +102,7 @@ def test_a_forget_killed_after_its_commit_is_finished_by_the_next_process(
     run_sessions(db, tmp_path / "idris", {"secret": [SECRET], "kept": [KEPT]})
     store = _embed(db, data_dir)
     spool.write(data_dir, "UserPromptSubmit", {"session_id": "x", "prompt": SECRET.text})
-    killed = subprocess.run(
-        [sys.executable, "-c", KILLED_AFTER_COMMIT, str(data_dir)],
-        cwd=ROOT,
-        env={"AXIOM_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        timeout=120,
-    )
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    _forget_killed_after_commit(data_dir)
     # Committed (the tombstone is in the event store) but not cleaned up: the derived rows,
     # the LanceDB rows, the spooled prompt and the marker are still there.
     with db.read() as conn:
@@ -128,14 +133,7 @@ def test_running_the_same_forget_again_finishes_the_one_cut_short(
     to be run again: the same command finishes it and says so, instead of answering that
     the session it already forgot is unknown."""
     run_sessions(db, tmp_path / "idris", {"secret": [SECRET], "kept": [KEPT]})
-    killed = subprocess.run(
-        [sys.executable, "-c", KILLED_AFTER_COMMIT, str(data_dir)],
-        cwd=ROOT,
-        env={"AXIOM_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        timeout=120,
-    )
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    _forget_killed_after_commit(data_dir)
     marker_dir = AxiomConfig(data_dir).forget_pending_dir
     assert len(pending.waiting(marker_dir)) == 1
 
