@@ -3,8 +3,10 @@
 ``--entry`` also takes a ``mem:`` citation of a memory (search, MCP and `cite` name them so).
 
 Without ``--yes`` it shows what would be forgotten (ids and counts, never the text) and
-asks; with no terminal to ask on it refuses. Exit codes: 0 done (or declined), 1 unknown
-target or bad date, 2 bad arguments.
+asks; with no terminal to ask on it refuses. A forget an earlier run recorded but did not
+finish (a full disk, a kill) is finished first, and said so. Exit codes: 0 done (or
+declined, or nothing to forget), 1 unknown target, bad date or a full disk (the message
+says what is recorded and how to finish), 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import duckdb
 
 from axiom.config import AxiomConfig
 from axiom.evidence.citations import get_citation, normalize_citation_id
-from axiom.forgetting import pending
 from axiom.forgetting.copies import LostTask
 from axiom.forgetting.forget import (
     ForgetError,
@@ -30,7 +31,9 @@ from axiom.forgetting.forget import (
     forget,
     plan,
 )
-from axiom.store.db import Database, OutOfSpace
+from axiom.store.db import Database
+from axiom.store.event_types import REDACTED
+from axiom.store.events import EventStore
 from axiom.store.migrate import open_database
 from axiom.store.timepoints import TimepointError, parse_timepoint
 
@@ -38,13 +41,6 @@ __all__ = ["register"]
 
 TOMBSTONE_NOTE = (
     "A later import of the same session will not restore it (a `redacted` tombstone stays)."
-)
-
-
-UNFINISHED = (
-    "the forget is recorded (nothing it names is shown any more), but finishing it"
-    " (rebuilding the tables, rewriting the file without the text) needs more space on the"
-    " disk holding {where}. Free some space, then run `axiom forget` again to finish it"
 )
 
 
@@ -73,23 +69,26 @@ def _target(args: argparse.Namespace, conn: duckdb.DuckDBPyConnection) -> Forget
 def cmd_forget(args: argparse.Namespace) -> int:
     db = open_database()
     config = AxiomConfig(data_dir=db.path.parent)
-    finished = _finish_earlier(db, config, sys.stderr if args.json else sys.stdout)
+    finished = finish_pending(db, config)  # what re-running a forget cut short asks for
+    _say_finished(finished, sys.stderr if args.json else sys.stdout)
     try:
         with db.read() as conn:
             target = _target(args, conn)
             covered = plan(conn, target)
     except ForgetTargetNotFound as exc:
-        if finished:  # what it names went with the earlier forget just finished
-            print("nothing else to forget")
-            return 0
+        if _covered_by(finished, args):
+            return _nothing(args, finished, "nothing else to forget: the earlier forget did it")
+        tombstone = _tombstone(db, args.session) if args.session else None
+        if tombstone is not None:
+            said = f"session {args.session!r} was forgotten already ({tombstone})"
+            return _nothing(args, finished, said)
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except (ForgetError, TimepointError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if covered.empty:
-        print("nothing to forget")
-        return 0
+        return _nothing(args, finished, "nothing to forget")
     summary = f"{len(covered.session_ids)} session(s), {len(covered.entry_ids)} entry(ies)"
     summary += _lost(covered.lost_tasks)
     if not args.yes:
@@ -105,11 +104,6 @@ def cmd_forget(args: argparse.Namespace) -> int:
     except ForgetError as exc:  # another process forgot it meanwhile
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except OutOfSpace:
-        if pending.waiting(config.forget_pending_dir):
-            print(f"error: {UNFINISHED.format(where=db.path.parent)}", file=sys.stderr)
-            return 1
-        raise  # the forget itself was rolled back: the usual message
     if args.json:
         print(json.dumps({**report.to_json(), "note": TOMBSTONE_NOTE}, indent=2))
     else:
@@ -125,20 +119,36 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
-def _finish_earlier(db: Database, config: AxiomConfig, out: TextIO) -> list[ForgetReport]:
-    """Finish the forgets an earlier run recorded but did not finish (a full disk, Ctrl-C,
-    a kill), and say so on `out`: running `forget` again is what their messages ask for."""
-    try:
-        finished = finish_pending(db, config)
-    except OutOfSpace as exc:
-        raise OutOfSpace(exc.errno, UNFINISHED.format(where=db.path.parent)) from exc
+def _say_finished(finished: list[ForgetReport], out: TextIO) -> None:
     for report in finished:
         print(
             f"finished an earlier forget ({report.redaction_id}): {len(report.session_ids)}"
             f" session(s), {len(report.entry_ids)} entry(ies)",
             file=out,
         )
-    return finished
+
+
+def _covered_by(finished: list[ForgetReport], args: argparse.Namespace) -> bool:
+    """Whether a forget just finished forgot the session or entry `args` name (by id)."""
+    named = {args.session, args.entry} - {None}
+    return any(named & {*r.session_ids, *r.entry_ids} for r in finished)
+
+
+def _tombstone(db: Database, session_id: str) -> str | None:
+    """The redaction id of the forget that forgot `session_id`, if one did."""
+    with db.read() as conn:
+        event = EventStore(conn).tombstone_for_session(session_id, REDACTED)
+    return None if event is None else str(event.payload.get("redaction_id"))
+
+
+def _nothing(args: argparse.Namespace, finished: list[ForgetReport], message: str) -> int:
+    """Nothing (more) to forget: `message`, or with `--json` the same as JSON."""
+    if args.json:
+        earlier = [r.to_json() for r in finished]
+        print(json.dumps({"forgotten": False, "message": message, "finished_earlier": earlier}))
+    else:
+        print(message)
+    return 0
 
 
 def _lost(lost: list[LostTask]) -> str:

@@ -31,10 +31,12 @@ between is finished by the next `forget`, `process` or `up` (`finish_pending`).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 
@@ -48,7 +50,7 @@ from axiom.ingest.session_queries import get_session, list_messages, session_ids
 from axiom.outbox.projector import forget_jobs
 from axiom.projections import rebuild_all
 from axiom.store import snapshots
-from axiom.store.db import Database
+from axiom.store.db import Database, OutOfSpace
 from axiom.store.event_types import REDACTED
 from axiom.store.events import EventStore, NewEvent
 from axiom.store.rewrite import rewrite_database
@@ -63,6 +65,23 @@ class ForgetError(ValueError):
 
 class ForgetTargetNotFound(ForgetError):
     """The session or entry to forget does not exist."""
+
+
+class ForgetUnfinished(OutOfSpace):
+    """A forget whose commit is done (its events redacted, its tombstone stored) ran out of
+    space while finishing: rebuilding the tables, rewriting the file. Running the same
+    command again, or `process`, finishes it (`finish_pending`)."""
+
+    def __init__(self, redaction_id: str, where: Path) -> None:
+        super().__init__(
+            errno.ENOSPC,
+            f"the forget {redaction_id} is recorded (its events are redacted), but finishing"
+            f" it (rebuilding the tables, rewriting the file without its text) needs more"
+            f" space on the disk holding {where}; until then its rows may still be shown."
+            " Free some space, then run the same command again (or `python -m axiom"
+            " process`) to finish it",
+        )
+        self.redaction_id = redaction_id
 
 
 @dataclass(frozen=True)
@@ -218,7 +237,14 @@ def commit(
 
 def finish(db: Database, config: AxiomConfig, work: Pending, report: ForgetReport) -> ForgetReport:
     """Steps 2 to 5; each is idempotent, so a run cut short is finished by running it again.
-    The marker goes last."""
+    The marker goes last. A full disk in the database's steps is `ForgetUnfinished`."""
+    try:
+        return _finish(db, config, work, report)
+    except OutOfSpace as exc:
+        raise ForgetUnfinished(work.redaction_id, db.path.parent) from exc
+
+
+def _finish(db: Database, config: AxiomConfig, work: Pending, report: ForgetReport) -> ForgetReport:
     rebuild_all(db)
     report.vector_rows_deleted = purge_rows(
         config.lancedb_dir,

@@ -9,13 +9,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from axiom.agent import spool
 from axiom.config import AxiomConfig
+from axiom.forgetting import forget as forget_module
 from axiom.forgetting import pending
+from axiom.forgetting.forget import ForgetTarget, ForgetUnfinished, finish_pending, forget
 from axiom.forgetting.pending import Pending
 from axiom.forgetting.scrub import scrub_spool
 from axiom.ingest.session_queries import get_session
-from axiom.store.db import Database
+from axiom.store.db import Database, OutOfSpace, out_of_space
 from axiom.store.event_types import REDACTED
 from axiom.store.events import EventStore
 from tests.cli_support import ROOT, run_cli
@@ -140,9 +144,56 @@ def test_running_the_same_forget_again_finishes_the_one_cut_short(
     again = run_cli(data_dir, "forget", "--session", "secret", "--yes")
     assert again.returncode == 0, again.stderr
     assert "finished an earlier forget (red_" in again.stdout
-    assert "nothing else to forget" in again.stdout
+    assert "nothing else to forget: the earlier forget did it" in again.stdout
     assert "Traceback" not in again.stderr
     assert pending.waiting(marker_dir) == []
+    with db.read() as conn:
+        assert get_session(conn, "secret") is None
+        assert get_session(conn, "kept") is not None
+
+
+def test_a_forget_after_one_cut_short_still_names_an_unknown_target_and_keeps_json(
+    db: Database, data_dir: Path, tmp_path: Path
+) -> None:
+    """Finishing an earlier forget does not make another target's run a success: an id
+    never stored is still an error. A session forgotten already is said to be, and with
+    `--json` the output stays JSON."""
+    run_sessions(db, tmp_path / "idris", {"secret": [SECRET], "kept": [KEPT]})
+    _forget_killed_after_commit(data_dir)
+    typo = run_cli(data_dir, "forget", "--session", "no-such-session", "--yes")
+    assert typo.returncode == 1
+    assert "finished an earlier forget (red_" in typo.stdout
+    assert "unknown session 'no-such-session'" in typo.stderr
+    again = run_cli(data_dir, "forget", "--session", "secret", "--yes", "--json")
+    assert again.returncode == 0, again.stderr  # finished by the run before
+    said = json.loads(again.stdout)
+    assert said["forgotten"] is False
+    assert said["message"].startswith("session 'secret' was forgotten already (red_")
+
+
+def test_a_full_disk_after_the_commit_says_the_forget_is_recorded(
+    db: Database, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of space while finishing (the commit done): `ForgetUnfinished`, which says the
+    forget is recorded and how to finish it; the next run finishes it. Out of space at the
+    commit is the usual error: nothing was recorded."""
+    run_sessions(db, tmp_path / "idris", {"secret": [SECRET], "kept": [KEPT]})
+    config = AxiomConfig(data_dir)
+
+    def full(*_: object) -> None:
+        raise out_of_space(db.path, OSError("No space left on device"))
+
+    monkeypatch.setattr(forget_module, "rebuild_all", full)
+    with pytest.raises(ForgetUnfinished, match="is recorded") as raised:
+        forget(db, ForgetTarget(session_id="secret"), "t", config)
+    assert raised.value.strerror.endswith("to finish it")
+    monkeypatch.undo()
+    [finished] = finish_pending(db, config)
+    assert finished.redaction_id == raised.value.redaction_id
+    monkeypatch.setattr(forget_module, "commit", full)
+    with pytest.raises(OutOfSpace, match="rolled back") as at_commit:
+        forget(db, ForgetTarget(session_id="kept"), "t", config)
+    assert not isinstance(at_commit.value, ForgetUnfinished)
     with db.read() as conn:
         assert get_session(conn, "secret") is None
         assert get_session(conn, "kept") is not None
