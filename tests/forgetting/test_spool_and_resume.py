@@ -52,6 +52,12 @@ def _forget_killed_after_commit(data_dir: Path) -> None:
     assert killed.returncode == -signal.SIGKILL, killed.stderr
 
 
+def _only_secret_forgotten(db: Database) -> None:
+    with db.read() as conn:
+        assert get_session(conn, "secret") is None
+        assert get_session(conn, "kept") is not None
+
+
 def _spool_payloads(data_dir: Path, transcripts: Path) -> tuple[Path, Path, Path]:
     """Real Claude Code hook payloads: one about the forgotten session, one quoting it
     from another session, one unrelated."""
@@ -147,9 +153,7 @@ def test_running_the_same_forget_again_finishes_the_one_cut_short(
     assert "nothing else to forget: the earlier forget did it" in again.stdout
     assert "Traceback" not in again.stderr
     assert pending.waiting(marker_dir) == []
-    with db.read() as conn:
-        assert get_session(conn, "secret") is None
-        assert get_session(conn, "kept") is not None
+    _only_secret_forgotten(db)
 
 
 def test_a_forget_after_one_cut_short_still_names_an_unknown_target_and_keeps_json(
@@ -194,9 +198,7 @@ def test_a_full_disk_after_the_commit_says_the_forget_is_recorded(
     with pytest.raises(OutOfSpace, match="rolled back") as at_commit:
         forget(db, ForgetTarget(session_id="kept"), "t", config)
     assert not isinstance(at_commit.value, ForgetUnfinished)
-    with db.read() as conn:
-        assert get_session(conn, "secret") is None
-        assert get_session(conn, "kept") is not None
+    _only_secret_forgotten(db)
 
 
 def test_a_marker_whose_commit_never_happened_is_dropped_by_the_next_forget(
@@ -208,9 +210,7 @@ def test_a_marker_whose_commit_never_happened_is_dropped_by_the_next_forget(
     done = run_cli(data_dir, "forget", "--session", "secret", "--yes", "--json")
     assert done.returncode == 0, done.stderr
     assert pending.waiting(marker_dir) == []
-    with db.read() as conn:
-        assert get_session(conn, "kept") is not None  # the uncommitted run touched nothing
-        assert get_session(conn, "secret") is None
+    _only_secret_forgotten(db)  # the uncommitted run touched nothing
 
 
 def test_the_spool_keeps_payloads_that_only_share_a_short_reply_or_a_line(
